@@ -1,0 +1,61 @@
+"""The ``nas-envs`` command: the library's commands (collect, fit, list, ...) plus ``run`` and ``plot``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from nas_envs.cli import build_parser, dispatch
+
+
+def _run(args: argparse.Namespace) -> int:
+    from agents.plot import format_table, summarise
+    from agents.runner import RunSettings, load_runs, parse_duration, run
+
+    settings = RunSettings(
+        env_id=args.env, agent=args.agent, budget_seconds=parse_duration(args.budget),
+        max_evaluations=args.max_evaluations, noise=not args.no_noise,
+    )
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    folder = run(settings, seeds, Path(args.out), workers=args.workers, backend=args.backend)
+    print(format_table(summarise({args.agent: load_runs(folder.parent)[args.agent]})))
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from agents.plot import format_table, plot_runs
+
+    table = plot_runs([Path(d) for d in args.dirs], Path(args.output), title=args.title)
+    print(format_table(table))
+    print(f"wrote {args.output}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, commands = build_parser()
+
+    run = commands.add_parser("run", help="run an agent for several seeds on a simulated budget")
+    run.add_argument("--env", required=True, help="environment id, e.g. SurrNAS-DARTS-v0")
+    run.add_argument("--agent", required=True, choices=["rs", "re", "ls", "de", "bananas", "reinforce", "ppo"])
+    run.add_argument("--budget", required=True, help="simulated budget: seconds or 90m, 24h, 2d")
+    run.add_argument("--seeds", type=int, default=10, help="number of seeds")
+    run.add_argument("--first-seed", type=int, default=0)
+    run.add_argument("--max-evaluations", type=int, default=None)
+    run.add_argument("--no-noise", action="store_true", help="evaluate with ensemble means instead of noisy draws")
+    run.add_argument("--out", required=True, help="output folder (trajectories go to OUT/<agent>/)")
+    run.add_argument("--workers", type=int, default=1)
+    run.add_argument("--backend", default="local", choices=["local", "ray"])
+    run.set_defaults(handler=_run)
+
+    plot = commands.add_parser("plot", help="anytime plot of runs: incumbent error against simulated time")
+    plot.add_argument("dirs", nargs="+", help="run folders written by 'nas-envs run'")
+    plot.add_argument("-o", "--output", required=True, help="PNG file to write")
+    plot.add_argument("--title", default=None)
+    plot.set_defaults(handler=_plot)
+
+    return dispatch(parser, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""Speed of the environments and the batched benchmark API. Prints numbers; asserts nothing.
+
+    python benchmarks/env_speed.py [--env SurrNAS-DARTS-v0] [--benchmark darts]
+
+Measures: import nas_envs + gym.make (fresh process, median of 5), single-env steps/s and complete masked
+random episodes/s, vector-env episodes/s, and batched surrogate evaluation of 100 architectures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+import gymnasium as gym
+import numpy as np
+
+import nas_envs
+
+
+def import_and_make_seconds(env_id: str, repeats: int = 5) -> float:
+    code = (
+        "import time; t = time.perf_counter(); import gymnasium as gym, nas_envs; "
+        f"env = gym.make('{env_id}'); print(time.perf_counter() - t)"
+    )
+    runs = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+            for _ in range(repeats)]
+    return statistics.median(runs)
+
+
+def masked_random_actions(masks: np.ndarray, uniform: np.ndarray) -> np.ndarray:
+    """One legal action per row, chosen by a uniform number in [0, 1) (vectorised)."""
+    counts = masks.sum(axis=1)
+    picks = np.minimum((uniform * counts).astype(np.int64), counts - 1)
+    cumulative = np.cumsum(masks, axis=1)
+    return np.argmax(cumulative > picks[:, None], axis=1)
+
+
+def single_env_rates(env_id: str, episodes: int) -> tuple[float, float]:
+    env = gym.make(env_id)
+    _, info = env.reset(seed=0)
+    decisions = env.unwrapped.space.num_decisions
+    uniform = np.random.default_rng(0).random((episodes, decisions))
+    steps = 0
+    start = time.perf_counter()
+    for episode in range(episodes):
+        _, info = env.reset()
+        for decision in range(decisions):
+            action = masked_random_actions(info["action_mask"][None], uniform[episode, decision : decision + 1])[0]
+            _, _, terminated, _, info = env.step(action)
+            steps += 1
+    elapsed = time.perf_counter() - start
+    return steps / elapsed, episodes / elapsed
+
+
+def vector_env_rate(env_id: str, num_envs: int, episodes_per_env: int) -> float:
+    venv = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point")
+    _, info = venv.reset(seed=0)
+    rng = np.random.default_rng(0)
+    completed = 0
+    start = time.perf_counter()
+    while completed < num_envs * episodes_per_env:
+        masks = info["action_mask"]
+        masks = np.where(masks.any(axis=1, keepdims=True), masks, 1)  # rows awaiting autoreset take any action
+        _, _, terminated, _, info = venv.step(masked_random_actions(masks, rng.random(num_envs)))
+        completed += int(terminated.sum())
+    return completed / (time.perf_counter() - start)
+
+
+def batched_evaluation_ms(name: str, batch: int = 100, repeats: int = 200) -> float:
+    bench = nas_envs.make_benchmark(name).load()
+    archs = bench.space.sample(batch, seed=0)
+    genes = bench.space.as_batch(archs)
+    rng = np.random.default_rng(0)
+    bench.evaluate_genes(genes, True, rng)
+    start = time.perf_counter()
+    for _ in range(repeats):
+        bench.evaluate_genes(genes, True, rng)
+    return (time.perf_counter() - start) / repeats * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", default="SurrNAS-DARTS-v0")
+    parser.add_argument("--benchmark", default="darts")
+    parser.add_argument("--episodes", type=int, default=2000)
+    args = parser.parse_args()
+    print(f"import nas_envs + gym.make('{args.env}'): {import_and_make_seconds(args.env):.3f} s (median of 5)")
+    steps, episodes = single_env_rates(args.env, args.episodes)
+    print(f"single env: {steps:,.0f} steps/s, {episodes:,.0f} complete masked random episodes/s")
+    for num_envs in (16, 256):
+        rate = vector_env_rate(args.env, num_envs, max(1, args.episodes // num_envs))
+        print(f"vector env ({num_envs} copies): {rate:,.0f} complete episodes/s")
+    print(f"benchmark '{args.benchmark}' evaluate 100 architectures (noisy, incl. exact costs): "
+          f"{batched_evaluation_ms(args.benchmark):.2f} ms")
+
+
+if __name__ == "__main__":
+    main()

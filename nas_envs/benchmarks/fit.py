@@ -1,0 +1,190 @@
+"""Fit a benchmark's surrogates on the collected ground truth and write the bundle with its manifest.
+
+Data protocol: the training subset (``subset == "train"``) is split once, stratified by source, into 90 % for
+fitting and 10 % held out; the noise subset (several seeds per architecture) is never fitted on. The bundled
+models are the ones fitted on the 90 %, so the metrics in the manifest describe exactly what ships.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nas_envs.assets import assets_dir, data_path
+from nas_envs.benchmarks.model_kinds import MODEL_KINDS
+from nas_envs.groundtruth.analysis import noise_summary
+from nas_envs.groundtruth.collect import read_records
+from nas_envs.groundtruth.train import DEFAULT_PROTOCOL, PROTOCOLS
+from nas_envs.spaces import get_space
+from surrogates.manifest import MANIFEST, sha256_file, write_manifest
+from surrogates.metrics import all_metrics, mae
+from surrogates.noise import calibration_scale, ensemble_mean_std
+
+HELD_OUT_FRACTION = 0.1
+
+
+@dataclass
+class Dataset:
+    """Training-subset records as arrays, plus the noise subset grouped by architecture."""
+
+    genes: np.ndarray
+    targets: dict[str, np.ndarray]
+    sources: np.ndarray
+    noise_genes: np.ndarray
+    noise_targets: dict[str, list[np.ndarray]]  # per target, per architecture: the value of each seed
+    noise: dict  # seed noise against architecture spread, see noise_summary
+
+
+def targets_of(records: list[dict]) -> dict[str, np.ndarray]:
+    return {
+        "val_accuracy": np.array([r["val_accuracy"] for r in records]),
+        "test_accuracy": np.array([r["test_accuracy"] for r in records]),
+        "log_train_seconds": np.log([r["train_seconds"] for r in records]),
+    }
+
+
+def load_dataset(path: Path, protocol: str) -> Dataset:
+    records = [r for r in read_records(path) if r["protocol"] == protocol]
+    train = [r for r in records if r["subset"] == "train"]
+    if len(train) < 10:
+        raise ValueError(f"{path}: only {len(train)} training records for {protocol}; collect more first")
+    groups: dict[str, list[dict]] = {}
+    for r in records:
+        if r["subset"] == "noise":
+            groups.setdefault(r["arch"], []).append(r)
+    repeated = [g for g in groups.values() if len(g) >= 2]
+    per_group = [targets_of(g) for g in repeated]
+    return Dataset(
+        genes=np.array([r["genes"] for r in train], dtype=np.int64),
+        targets=targets_of(train),
+        sources=np.array([r["source"] for r in train]),
+        noise_genes=np.array([g[0]["genes"] for g in repeated], dtype=np.int64).reshape(len(repeated), -1),
+        noise_targets={t: [g[t] for g in per_group] for t in ("val_accuracy", "test_accuracy", "log_train_seconds")},
+        noise=noise_summary(records),
+    )
+
+
+def held_out_split(sources: np.ndarray, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (fit, held out): 10 % of every source (at least one where a source has >= 5 records)."""
+    rng = np.random.default_rng(seed)
+    held = []
+    for source in sorted(set(sources)):
+        members = np.flatnonzero(sources == source)
+        count = int(round(HELD_OUT_FRACTION * len(members)))
+        if count == 0 and len(members) >= 5:
+            count = 1
+        held.extend(rng.choice(members, size=count, replace=False).tolist())
+    held_mask = np.zeros(len(sources), dtype=bool)
+    held_mask[held] = True
+    return np.flatnonzero(~held_mask), np.flatnonzero(held_mask)
+
+
+def surrogate_against_table(values: list[np.ndarray], predicted: np.ndarray, constant: float) -> dict:
+    """MAE to the seed mean of: the surrogate, one training (leave-one-seed-out), a constant predictor."""
+    seed_means = np.array([v.mean() for v in values])
+    single = [abs(v[i] - np.delete(v, i).mean()) for v in values for i in range(len(v))]
+    return {
+        "surrogate_mae": mae(seed_means, predicted),
+        "single_training_mae": float(np.mean(single)),
+        "constant_mae": mae(seed_means, np.full(len(seed_means), constant)),
+        **{f"surrogate_{k}": v for k, v in all_metrics(seed_means, predicted).items()},
+    }
+
+
+def fit_surrogate(
+    space_name: str, kind: str = "xgb", protocol_name: str | None = None, seed: int = 0, out_dir: Path | None = None
+) -> dict:
+    """Fit the ensembles of ``kind`` (``xgb``/``gin``: accuracies, ``runtime``: training time), one per target,
+    and (re)write that part of the benchmark's bundle and its manifest. Returns the manifest entry written."""
+    from nas_envs.groundtruth.cost_tables import build_cost_table
+
+    if kind not in MODEL_KINDS:
+        raise ValueError(f"unknown surrogate kind {kind!r}; allowed: {sorted(MODEL_KINDS)}")
+    model_kind = MODEL_KINDS[kind]
+    space = get_space(space_name)
+    protocol_name = protocol_name or DEFAULT_PROTOCOL[space_name]
+    source_path = data_path(protocol_name)
+    data = load_dataset(source_path, protocol_name)
+    bundle = out_dir or assets_dir() / "models" / space_name
+    fit_rows, held_rows = held_out_split(data.sources, seed)
+    inputs = model_kind.inputs(space, data.genes)
+    noise_inputs = model_kind.inputs(space, data.noise_genes) if len(data.noise_genes) >= 2 else None
+
+    # Fit into a scratch folder and move into place at the end: a crash never leaves a half-written bundle.
+    bundle.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".fit-", dir=bundle))
+    try:
+        files: dict[str, list[str]] = {}
+        held_out: dict[str, dict] = {}
+        against_table: dict[str, dict] = {}
+        scale: dict[str, float] = {}
+        calibration: dict[str, dict] = {}
+        for target in model_kind.targets:
+            y = data.targets[target]
+            paths = model_kind.fit_and_save(_rows(inputs, fit_rows), y[fit_rows], scratch / kind / target, seed)
+            files[target] = [f"{kind}/{target}/{p.name}" for p in paths]
+            model = model_kind.load(paths)
+            held_out[target] = all_metrics(y[held_rows], model.predict(_rows(inputs, held_rows)).mean(axis=1))
+            scale[target] = 1.0
+            calibration[target] = {"calibrated": False}
+            if noise_inputs is not None:
+                mean, std = ensemble_mean_std(model.predict(noise_inputs))
+                seed_std = float(np.mean([v.std(ddof=1) for v in data.noise_targets[target]]))
+                scale[target] = calibration_scale(std, seed_std)
+                calibration[target] = {
+                    "calibrated": True,
+                    "ensemble_std_before": float(std.mean()),
+                    "measured_seed_std": seed_std,
+                    "scale": scale[target],
+                }
+                against_table[target] = surrogate_against_table(
+                    data.noise_targets[target], mean, constant=float(y[fit_rows].mean())
+                )
+
+        costs_path = bundle / "costs.json"
+        costs = json.loads(costs_path.read_text()) if costs_path.exists() else None
+        if costs is None or costs.get("protocol") != protocol_name:
+            (scratch / "costs.json").write_text(json.dumps(build_cost_table(space, PROTOCOLS[protocol_name])) + "\n")
+
+        # Move into place: the new files replace the old ones of this model only.
+        if (bundle / kind).exists():
+            shutil.rmtree(bundle / kind)
+        (scratch / kind).rename(bundle / kind)
+        if (scratch / "costs.json").exists():
+            (scratch / "costs.json").replace(costs_path)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    previous = json.loads((bundle / MANIFEST).read_text()) if (bundle / MANIFEST).exists() else {}
+    models = previous.get("models", {}) if previous.get("protocol") == protocol_name else {}
+    models[kind] = {
+        "files": files,
+        "noise_scale": scale,
+        "seed": seed,
+        "held_out_metrics": held_out,
+        "noise_calibration": calibration,
+        "noise_subset": against_table,
+        "fit_records": int(len(fit_rows)),
+        "held_out_records": int(len(held_rows)),
+        "data_sha256": sha256_file(source_path),
+    }
+    every_file = [costs_path] + [bundle / f for m in models.values() for fs in m["files"].values() for f in fs]
+    write_manifest(
+        bundle,
+        every_file,
+        space=space_name,
+        protocol=protocol_name,
+        data={"file": source_path.name, "noise": data.noise},
+        models=models,
+    )
+    return models[kind]
+
+
+def _rows(inputs, rows: np.ndarray):
+    """Rows of a feature matrix or of a graph batch."""
+    return inputs[rows] if isinstance(inputs, np.ndarray) else inputs.subset(rows)

@@ -1,0 +1,77 @@
+"""The kinds of surrogate a benchmark bundles, and how each turns architectures into its inputs.
+
+``xgb`` and ``gin`` predict validation and test accuracy; ``runtime`` (XGBoost) predicts log training seconds
+and serves both. Each kind knows its targets, its input encoding, how to fit and save an ensemble per target,
+and how to load one back; fitting (:mod:`nas_envs.benchmarks.fit`) and evaluation share these definitions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from nas_envs.spaces.base import SearchSpace
+
+
+class Predictor(Protocol):
+    num_members: int
+
+    def predict(self, inputs: Any) -> np.ndarray: ...
+
+
+class ForestKind:
+    """XGBoost ensembles on the space's tabular features."""
+
+    def __init__(self, name: str, targets: tuple[str, ...]) -> None:
+        self.name = name
+        self.targets = targets
+
+    def inputs(self, space: SearchSpace, genes: np.ndarray) -> np.ndarray:
+        return space.features(genes)
+
+    def fit_and_save(self, inputs: np.ndarray, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
+        from surrogates.xgb import fit_xgb_ensemble
+
+        return fit_xgb_ensemble(inputs, y, folder, seed=seed)
+
+    def load(self, paths: list[Path]) -> Predictor:
+        from surrogates.forest import ForestEnsemble
+
+        return ForestEnsemble.from_files(paths)
+
+
+class GINKind:
+    """GIN ensembles on the space's typed graphs."""
+
+    name = "gin"
+    targets = ("val_accuracy", "test_accuracy")
+
+    def inputs(self, space: SearchSpace, genes: np.ndarray):
+        from surrogates.gin import GraphBatch
+
+        if not hasattr(space, "graphs"):
+            raise ValueError(f"the {space.name} space has no graph encoding; use the xgb surrogate")
+        return GraphBatch(*space.graphs(genes))
+
+    def fit_and_save(self, inputs, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
+        from surrogates.gin import GINConfig, GINEnsemble
+
+        config = GINConfig(
+            num_node_types=int(inputs.node_type.max()) + 1, num_edge_types=int(inputs.edge_type.max()) + 1
+        )
+        return GINEnsemble.fit(inputs, y, config, seed=seed).save(folder)
+
+    def load(self, paths: list[Path]) -> Predictor:
+        from surrogates.gin import GINEnsemble
+
+        folder = paths[0].parent
+        return GINEnsemble.load(folder, count=sum(p.suffix == ".pt" for p in paths))
+
+
+MODEL_KINDS: dict[str, ForestKind | GINKind] = {
+    "xgb": ForestKind("xgb", ("val_accuracy", "test_accuracy")),
+    "runtime": ForestKind("runtime", ("log_train_seconds",)),
+    "gin": GINKind(),
+}

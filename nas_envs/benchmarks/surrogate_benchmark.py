@@ -1,0 +1,143 @@
+"""A search space plus its fitted surrogates and exact cost tables: batched, reproducible evaluation."""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Predictor
+from nas_envs.spaces.base import SearchSpace
+from surrogates.manifest import read_verified_manifest
+from surrogates.noise import draw, ensemble_mean_std
+
+OBJECTIVES = ("val_accuracy", "test_accuracy", "train_time_s", "params", "flops")
+SURROGATES = ("xgb", "gin")  # accuracy ensembles; the runtime ensemble is shared ("runtime")
+
+
+class BudgetExhaustedError(RuntimeError):
+    """Raised when work is requested from a simulated budget that is already spent."""
+
+
+class SurrogateBenchmark:
+    """Benchmark of a cell/layer search space with accuracy, runtime and cost models.
+
+    Args:
+        space: the search space.
+        bundle_dir: folder with ``manifest.json``, ``costs.json`` and the model files.
+        surrogate: ``"xgb"`` or ``"gin"``: which accuracy/runtime ensembles to use.
+
+    Assets load on the first evaluation and are verified against the manifest's sha256 sums.
+    """
+
+    objectives = OBJECTIVES
+    #: +1 for objectives to maximise, -1 to minimise
+    directions = {"val_accuracy": 1, "test_accuracy": 1, "train_time_s": -1, "params": -1, "flops": -1}
+
+    def __init__(self, space: SearchSpace, bundle_dir: Path, surrogate: str = "xgb") -> None:
+        if surrogate not in SURROGATES:
+            raise ValueError(f"unknown surrogate {surrogate!r}; allowed: {SURROGATES}")
+        self.space = space
+        self.bundle_dir = Path(bundle_dir)
+        self.surrogate = surrogate
+
+    @property
+    def name(self) -> str:
+        return self.space.name
+
+    @cached_property
+    def manifest(self) -> dict:
+        manifest = read_verified_manifest(
+            self.bundle_dir,
+            restore_hint=f"Restore the folder with 'git checkout -- {self.bundle_dir}' or refit it with "
+            f"'nas-envs fit {self.space.name} --model {self.surrogate}'.",
+        )
+        for kind in (self.surrogate, "runtime"):
+            if kind not in manifest.get("models", {}):
+                raise FileNotFoundError(
+                    f"{self.bundle_dir}: no {kind!r} model is bundled (have: {sorted(manifest.get('models', {}))}); "
+                    f"fit one with 'nas-envs fit {self.space.name} --model {kind}'"
+                )
+        return manifest
+
+    @cached_property
+    def _costs(self) -> dict:
+        self.manifest  # verify checksums first
+        return json.loads((self.bundle_dir / "costs.json").read_text())
+
+    @cached_property
+    def _models(self) -> dict[str, tuple[str, Predictor]]:
+        """Per target: (kind, predictor)."""
+        models = {}
+        for kind in (self.surrogate, "runtime"):
+            for target, files in self.manifest["models"][kind]["files"].items():
+                models[target] = (kind, MODEL_KINDS[kind].load([self.bundle_dir / f for f in files]))
+        return models
+
+    @cached_property
+    def noise_scale(self) -> dict[str, float]:
+        """Per target, the factor that calibrates the ensemble spread to the measured seed-to-seed noise."""
+        models = self.manifest["models"]
+        return {**models[self.surrogate]["noise_scale"], **models["runtime"]["noise_scale"]}
+
+    def load(self) -> "SurrogateBenchmark":
+        """Load and verify every asset now rather than on the first evaluation."""
+        _ = self._models, self._costs, self.noise_scale
+        return self
+
+    def exact_costs(self, genes: np.ndarray) -> dict[str, np.ndarray]:
+        counts = self.space.cost_features(genes)
+        return {
+            name: np.rint(self._costs[name]["intercept"] + counts @ np.asarray(self._costs[name]["weights"]))
+            for name in ("params", "flops")
+        }
+
+    def predict_members(self, genes: np.ndarray) -> dict[str, np.ndarray]:
+        """Raw member predictions ``(N, members)`` per surrogate target, for canonical genes."""
+        inputs: dict[str, object] = {}
+        out = {}
+        for target, (kind, model) in self._models.items():
+            if kind not in inputs:
+                inputs[kind] = MODEL_KINDS[kind].inputs(self.space, genes)
+            out[target] = model.predict(inputs[kind])
+        return out
+
+    def evaluate(
+        self,
+        archs: "np.ndarray | Iterable[Sequence[int] | str] | str",
+        noise: bool = True,
+        seed: int | np.random.Generator | None = None,
+    ) -> dict[str, np.ndarray]:
+        """Objectives of a batch of architectures (genes ``(N, D)``, a list of genes or strings).
+
+        With ``noise=True`` accuracies and training time are drawn around the ensemble mean with the ensemble's
+        calibrated spread, from ``numpy.random.default_rng(seed)``; the same seed gives the same draws. With
+        ``noise=False`` the ensemble means are returned. Accuracies are fractions in [0, 1].
+        """
+        genes = self.space.as_batch(archs)
+        return self.evaluate_genes(genes, noise, np.random.default_rng(seed))
+
+    def evaluate_genes(self, genes: np.ndarray, noise: bool, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """:meth:`evaluate` for already validated canonical genes and a generator (the environments' hot path)."""
+        members = self.predict_members(genes)
+        out: dict[str, np.ndarray] = {}
+        val_mean, val_std = ensemble_mean_std(members["val_accuracy"])
+        test_mean, test_std = ensemble_mean_std(members["test_accuracy"])
+        log_time_mean, log_time_std = ensemble_mean_std(members["log_train_seconds"])
+        if noise:
+            scale = self.noise_scale
+            # One training outcome per architecture: validation and test accuracy share the draw.
+            z = rng.standard_normal(len(genes))
+            out["val_accuracy"] = val_mean + scale["val_accuracy"] * val_std * z
+            out["test_accuracy"] = test_mean + scale["test_accuracy"] * test_std * z
+            out["train_time_s"] = np.exp(draw(log_time_mean, log_time_std, scale["log_train_seconds"], rng))
+        else:
+            out["val_accuracy"], out["test_accuracy"] = val_mean, test_mean
+            out["train_time_s"] = np.exp(log_time_mean)
+        out["val_accuracy"] = np.clip(out["val_accuracy"], 0.0, 1.0)
+        out["test_accuracy"] = np.clip(out["test_accuracy"], 0.0, 1.0)
+        out.update(self.exact_costs(genes))
+        return out

@@ -1,0 +1,115 @@
+"""The ``nas-envs`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from nas_envs.assets import data_path
+
+
+def _collect(args: argparse.Namespace) -> int:
+    from nas_envs.groundtruth.collect import collect, plan
+    from nas_envs.groundtruth.train import DEFAULT_PROTOCOL
+
+    protocol = args.protocol or DEFAULT_PROTOCOL[args.space]
+    seeds = args.seeds if args.seeds is not None else (3 if args.subset == "noise" else 1)
+    jobs = plan(args.space, args.source, args.subset, args.n, seeds, start=args.start)
+    path = Path(args.out) if args.out else data_path(protocol)
+    collect(path, protocol, jobs, workers=args.workers, backend=args.backend)
+    return 0
+
+
+def _fit(args: argparse.Namespace) -> int:
+    import json
+
+    from nas_envs.benchmarks.fit import fit_surrogate
+
+    result = fit_surrogate(args.space, kind=args.model, protocol_name=args.protocol, seed=args.seed)
+    summary = {k: result[k] for k in ("held_out_metrics", "noise_calibration", "noise_subset", "fit_records")}
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _data_card(args: argparse.Namespace) -> int:
+    import json
+
+    from nas_envs.groundtruth.analysis import load, plot_darts_analyses, summary
+    from nas_envs.groundtruth.train import DEFAULT_PROTOCOL
+
+    protocol = args.protocol or DEFAULT_PROTOCOL[args.space]
+    path = data_path(protocol)
+    records = load(path, protocol)
+    print(json.dumps({"protocol": protocol, "file": str(path), **summary(records)}, indent=2))
+    if args.space == "darts":
+        for figure in plot_darts_analyses(records, Path(args.figures)):
+            print(f"wrote {figure}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+
+    import nas_envs  # noqa: F401 - registers the ids
+
+    for env_id in sorted(i for i in gym.registry if i.startswith(("SurrNAS", "CitySeg"))):
+        print(env_id)
+    return 0
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    """The parser and its sub-command group (to which :mod:`agents.cli` adds ``run`` and ``plot``)."""
+    parser = argparse.ArgumentParser(prog="nas-envs", description="Surrogate NAS benchmarks as Gymnasium environments.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    collect = commands.add_parser("collect", help="train architectures for real and append the results")
+    collect.add_argument("space", choices=["darts", "fbnet"])
+    collect.add_argument("--n", type=int, required=True, help="architectures 0..n-1 of the stream (resumes)")
+    collect.add_argument("--start", type=int, default=0, help="first architecture index of the stream")
+    collect.add_argument("--source", default="random", choices=["random", "param-free"])
+    collect.add_argument("--subset", default="train", choices=["train", "noise"],
+                         help="'noise': the held-out repeated subset (3 seeds by default)")
+    collect.add_argument("--seeds", type=int, default=None, help="seeds per architecture")
+    collect.add_argument("--workers", type=int, default=1)
+    collect.add_argument("--backend", default="local", choices=["local", "ray"])
+    collect.add_argument("--protocol", default=None, help="protocol name (default: the space's bundled protocol)")
+    collect.add_argument("--out", default=None, help="output .jsonl (default: assets/data/<protocol>.jsonl)")
+    collect.set_defaults(handler=_collect)
+
+    fit = commands.add_parser("fit", help="fit a benchmark's surrogates on the collected data")
+    fit.add_argument("space", choices=["darts", "fbnet"])
+    fit.add_argument("--model", default="xgb", choices=["xgb", "gin", "runtime"])
+    fit.add_argument("--seed", type=int, default=0)
+    fit.add_argument("--protocol", default=None)
+    fit.set_defaults(handler=_fit)
+
+    card = commands.add_parser("data-card", help="numbers and analysis plots of the collected ground truth")
+    card.add_argument("space", choices=["darts", "fbnet"])
+    card.add_argument("--protocol", default=None)
+    card.add_argument("--figures", default="assets/data/figures", help="folder for the analysis plots")
+    card.set_defaults(handler=_data_card)
+
+    listing = commands.add_parser("list", help="list the registered environment ids")
+    listing.set_defaults(handler=_list)
+    return parser, commands
+
+
+def dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
+    """Run the chosen command; expected failures print one clear line instead of a traceback."""
+    from surrogates.manifest import AssetError
+
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except (ValueError, FileNotFoundError, AssetError, RuntimeError) as error:
+        print(f"nas-envs {args.command}: error: {error}", file=sys.stderr)
+        return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    return dispatch(build_parser()[0], argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

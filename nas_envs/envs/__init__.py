@@ -1,0 +1,1 @@
+"""The Gymnasium environments (registered by ``import nas_envs``)."""

@@ -1,0 +1,102 @@
+"""The data card's numbers and the seed paper's analyses, recomputed from a collection file.
+
+``nas-envs data-card darts`` prints the numbers (counts by source and subset, cost per training, noise ratio)
+and draws validation error against the number of parameter-free ops in the normal cell, against the number of
+skip connections in the normal cell, and against the normal cell's depth (NAS-Bench-301, Section 4).
+"""
+
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+
+import numpy as np
+
+from nas_envs.groundtruth.collect import read_records
+from nas_envs.spaces import get_space
+from nas_envs.spaces.darts import PARAMETER_FREE_OPS
+
+
+def noise_summary(records: list[dict]) -> dict[str, float]:
+    """Across-architecture std of seed-mean validation accuracy over mean within-architecture seed std."""
+    groups: dict[str, list[float]] = collections.defaultdict(list)
+    for r in records:
+        if r["subset"] == "noise":
+            groups[r["arch"]].append(r["val_accuracy"])
+    repeated = [np.array(v) for v in groups.values() if len(v) >= 2]
+    if len(repeated) < 2:
+        return {"architectures": len(repeated)}
+    seed_std = float(np.mean([v.std(ddof=1) for v in repeated]))
+    across = float(np.std([v.mean() for v in repeated], ddof=1))
+    return {
+        "architectures": len(repeated),
+        "trainings": int(sum(len(v) for v in repeated)),
+        "mean_seed_std": seed_std,
+        "across_architecture_std": across,
+        "ratio": across / seed_std,
+    }
+
+
+def summary(records: list[dict]) -> dict:
+    counts = collections.Counter((r["subset"], r["source"]) for r in records)
+    seconds = np.array([r["train_seconds"] for r in records])
+    val = np.array([r["val_accuracy"] for r in records])
+    return {
+        "trainings": len(records),
+        "distinct_architectures": len({r["arch"] for r in records}),
+        "by_subset_and_source": {f"{subset}/{source}": n for (subset, source), n in sorted(counts.items())},
+        "train_seconds_median": float(np.median(seconds)),
+        "train_seconds_total_hours": float(seconds.sum() / 3600),
+        "val_accuracy_range": [float(val.min()), float(val.max())],
+        "noise": noise_summary(records),
+    }
+
+
+def darts_statistics(records: list[dict]) -> dict[str, np.ndarray]:
+    space = get_space("darts")
+    genes = np.array([r["genes"] for r in records], dtype=np.int64)
+    return {
+        "val_error": 100 * (1 - np.array([r["val_accuracy"] for r in records])),
+        "param_free_normal": np.array([space.count_ops(g, "normal", PARAMETER_FREE_OPS) for g in genes]),
+        "skip_normal": np.array([space.count_ops(g, "normal", {"skip_connect"}) for g in genes]),
+        "depth_normal": space.cell_depths(genes)[:, 0].astype(int),
+    }
+
+
+def plot_darts_analyses(records: list[dict], out_dir: Path) -> list[Path]:
+    """Three box plots of validation error; returns the written PNG paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    stats = darts_statistics(records)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for key, label in (
+        ("param_free_normal", "parameter-free ops in the normal cell"),
+        ("skip_normal", "skip connections in the normal cell"),
+        ("depth_normal", "normal cell depth"),
+    ):
+        values = sorted(set(stats[key].tolist()))
+        groups = [stats["val_error"][stats[key] == v] for v in values]
+        figure, ax = plt.subplots(figsize=(5.5, 3.8))
+        ax.boxplot(groups, positions=range(len(values)), widths=0.6)
+        ax.set_xticks(range(len(values)), [f"{v}\n(n={len(g)})" for v, g in zip(values, groups)], fontsize=7)
+        ax.set_xlabel(label)
+        ax.set_ylabel("validation error (%)")
+        ax.set_title(f"DARTS proxy on Fashion-MNIST: {len(records)} trainings", fontsize=9)
+        ax.grid(True, axis="y", alpha=0.3)
+        figure.tight_layout()
+        path = out_dir / f"val_error_vs_{key}.png"
+        figure.savefig(path, dpi=110)
+        plt.close(figure)
+        written.append(path)
+    return written
+
+
+def load(path: Path, protocol: str) -> list[dict]:
+    records = [r for r in read_records(path) if r["protocol"] == protocol]
+    if not records:
+        raise ValueError(f"{path} holds no records of protocol {protocol}")
+    return records

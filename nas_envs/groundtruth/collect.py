@@ -1,0 +1,209 @@
+"""Resumable, crash-safe collection of real trainings into an append-only JSON-lines file.
+
+A *job* is (source, subset, index, seed): the architecture is a pure function of (space, source, subset, index),
+so a job means the same training in every process and every session. The parent process is the only writer: it
+appends one complete line per finished training with a single ``write`` followed by ``fsync``. On start it drops a
+trailing partial line (only possible if the writer itself was killed mid-write) and skips every job already in the
+file, so ``kill -9`` at any moment loses at most the trainings in flight and never duplicates one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from nas_envs.spaces import get_space
+from nas_envs.spaces.base import SearchSpace
+
+SOURCES = ("random", "param-free")
+SUBSETS = ("train", "noise")
+# Distinct random streams per (source, subset), so that adding jobs to one never changes another's architectures.
+_STREAM_IDS = {("random", "train"): 1, ("random", "noise"): 2, ("param-free", "train"): 3, ("param-free", "noise"): 4}
+
+
+@dataclass(frozen=True)
+class Job:
+    space: str
+    source: str
+    subset: str
+    index: int
+    replicate: int
+
+    @property
+    def seed(self) -> int:
+        """The training seed: distinct for every job of a stream."""
+        return self.replicate * 100_000 + self.index
+
+    @property
+    def key(self) -> str:
+        return f"{self.source}/{self.subset}/{self.index}/r{self.replicate}"
+
+
+def job_architecture(space: SearchSpace, source: str, subset: str, index: int) -> np.ndarray:
+    """The architecture of job ``index`` in the stream (source, subset): deterministic across processes."""
+    rng = np.random.default_rng([_STREAM_IDS[(source, subset)], index])
+    genes = space.sample(seed=rng)
+    if source == "param-free":
+        genes = space.poor_region_variant(genes, rng)
+    return genes
+
+
+def plan(space: str, source: str, subset: str, n: int, seeds: int, start: int = 0) -> list[Job]:
+    """Jobs for architectures ``start .. n-1`` of a stream, ``seeds`` seeds each (seeds adjacent in order)."""
+    if source not in SOURCES:
+        raise ValueError(f"unknown source {source!r}; allowed: {SOURCES}")
+    if subset not in SUBSETS:
+        raise ValueError(f"unknown subset {subset!r}; allowed: {SUBSETS}")
+    return [Job(space, source, subset, i, s) for i in range(start, n) for s in range(seeds)]
+
+
+def read_records(path: Path) -> list[dict]:
+    """All complete records of a collection file (a trailing partial line is ignored)."""
+    if not path.exists():
+        return []
+    records = []
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.endswith(b"\n"):
+                break
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{number}: corrupted record ({error.msg})") from None
+    return records
+
+
+def repair_tail(path: Path) -> int:
+    """Truncate a trailing partial line; return the number of bytes removed."""
+    if not path.exists():
+        return 0
+    with open(path, "rb+") as handle:
+        data = handle.read()
+        keep = data.rfind(b"\n") + 1
+        if keep < len(data):
+            handle.truncate(keep)
+            handle.flush()
+            os.fsync(handle.fileno())
+        return len(data) - keep
+
+
+class AppendOnlyWriter:
+    """Appends one JSON object per line, each with one write and an fsync."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def append(self, record: dict) -> None:
+        data = (json.dumps(record, sort_keys=True) + "\n").encode()
+        written = os.write(self._fd, data)
+        if written != len(data):  # a short write on a full disk: leave a partial line for repair_tail
+            raise OSError(f"short write: {written} of {len(data)} bytes")
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+def _init_worker() -> None:
+    import torch
+
+    torch.set_num_threads(1)  # one-thread workers, one per core: measured faster than threads in one process
+
+
+def run_job(protocol_name: str, job: Job) -> dict:
+    """Train one job and return its complete record. Runs in a worker process."""
+    from nas_envs.groundtruth.train import PROTOCOLS, environment_description, train
+
+    protocol = PROTOCOLS[protocol_name]
+    space = get_space(job.space)
+    genes = job_architecture(space, job.source, job.subset, job.index)
+    measured = train(protocol, genes.tolist(), job.seed)
+    return {
+        "job": job.key,
+        "space": job.space,
+        "protocol": protocol_name,
+        "arch": space.to_string(genes),
+        "genes": genes.tolist(),
+        "source": job.source,
+        "subset": job.subset,
+        "index": job.index,
+        "replicate": job.replicate,
+        "seed": job.seed,
+        **measured,
+        "environment": environment_description(),
+        "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _run_local(protocol_name: str, jobs: list[Job], workers: int) -> Iterator[dict]:
+    """Yield records as trainings finish, keeping at most ``workers`` in flight."""
+    pending = iter(jobs)
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init_worker) as pool:
+        in_flight: set[Future] = set()
+        for job in pending:
+            in_flight.add(pool.submit(run_job, protocol_name, job))
+            if len(in_flight) >= workers:
+                break
+        while in_flight:
+            done, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
+                next_job = next(pending, None)
+                if next_job is not None:
+                    in_flight.add(pool.submit(run_job, protocol_name, next_job))
+
+
+def _run_ray(protocol_name: str, jobs: list[Job], workers: int) -> Iterator[dict]:
+    """The same training function as Ray tasks, one CPU each."""
+    from nas_envs.parallel import ray_imap_unordered
+
+    return ray_imap_unordered(_ray_job, [(protocol_name, job) for job in jobs], workers)
+
+
+def _ray_job(protocol_name: str, job: Job) -> dict:
+    _init_worker()
+    return run_job(protocol_name, job)
+
+
+def collect(
+    path: Path, protocol_name: str, jobs: Iterable[Job], workers: int = 1, backend: str = "local",
+    log=sys.stderr,
+) -> int:
+    """Run the jobs not yet in ``path``; append each record as it finishes. Returns the number appended."""
+    repaired = repair_tail(path)
+    if repaired:
+        print(f"collect: removed a partial last line ({repaired} bytes) from {path}", file=log)
+    done = {r["job"] for r in read_records(path) if r.get("protocol") == protocol_name}
+    todo = [job for job in jobs if job.key not in done]
+    print(f"collect: {len(done)} done in {path}, {len(todo)} to run with {workers} {backend} worker(s)", file=log)
+    if not todo:
+        return 0
+    runner = {"local": _run_local, "ray": _run_ray}[backend]
+    writer = AppendOnlyWriter(path)
+    count = 0
+    started = time.time()
+    try:
+        for record in runner(protocol_name, todo, workers):
+            writer.append(record)
+            count += 1
+            elapsed = time.time() - started
+            print(
+                f"collect: [{count}/{len(todo)}] {record['job']} val={record['val_accuracy']:.4f} "
+                f"train={record['train_seconds']:.0f}s elapsed={elapsed:.0f}s",
+                file=log,
+                flush=True,
+            )
+    finally:
+        writer.close()
+    return count

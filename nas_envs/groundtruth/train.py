@@ -1,0 +1,225 @@
+"""One real training of one architecture under a fixed, versioned protocol: the unit of ground truth."""
+
+from __future__ import annotations
+
+import math
+import platform
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import numpy as np
+import torch
+from torch import nn
+
+from nas_envs.groundtruth.fashion_mnist import load_splits
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """Everything that determines a training besides the architecture and the seed.
+
+    ``name`` is stored with every record; changing any other field requires a new name, because records
+    of different protocols are not comparable.
+    """
+
+    name: str
+    space: str
+    network: dict = field(default_factory=dict)
+    resolution: int = 14
+    n_train: int = 10_000
+    n_val: int = 10_000
+    epochs: int = 4
+    batch_size: int = 128
+    lr: float = 0.05
+    momentum: float = 0.9
+    weight_decay: float = 3e-4
+    label_smoothing: float = 0.0
+    hflip: bool = True
+    eval_batch_size: int = 1000
+
+
+PROTOCOLS: dict[str, Protocol] = {
+    p.name: p
+    for p in (
+        Protocol(
+            name="darts-fmnist14-c8l8-e4-v1",
+            space="darts",
+            network={"channels": 8, "layers": 8, "stem_multiplier": 1},
+        ),
+        # A seconds-long protocol for tests of the collection machinery; its numbers mean nothing.
+        Protocol(
+            name="darts-smoke",
+            space="darts",
+            network={"channels": 4, "layers": 3, "stem_multiplier": 1},
+            n_train=256,
+            n_val=256,
+            epochs=1,
+            batch_size=64,
+            eval_batch_size=256,
+        ),
+        Protocol(
+            name="fbnet-smoke",
+            space="fbnet",
+            network={"width_multiplier": 0.25},
+            n_train=256,
+            n_val=256,
+            epochs=1,
+            batch_size=64,
+            eval_batch_size=256,
+            label_smoothing=0.1,
+        ),
+        Protocol(
+            name="fbnet-fmnist14-half-e4-v1",
+            space="fbnet",
+            network={"width_multiplier": 0.5},
+            weight_decay=5e-4,
+            label_smoothing=0.1,
+        ),
+    )
+}
+DEFAULT_PROTOCOL = {"darts": "darts-fmnist14-c8l8-e4-v1", "fbnet": "fbnet-fmnist14-half-e4-v1"}
+
+
+def build_network(protocol: Protocol, genes: list[int]) -> nn.Module:
+    if protocol.space == "darts":
+        from nas_envs.groundtruth.darts_net import DartsNetwork
+
+        return DartsNetwork(genes, **protocol.network)
+    if protocol.space == "fbnet":
+        from nas_envs.groundtruth.fbnet_net import FBNetNetwork
+
+        return FBNetNetwork(genes, **protocol.network)
+    raise ValueError(f"no network for space {protocol.space!r}")
+
+
+def count_flops(model: nn.Module, input_shape: tuple[int, ...]) -> int:
+    """Multiply-accumulate operations of convolutions and linear layers for one input."""
+    total = 0
+
+    def conv_hook(module: nn.Conv2d, _inputs: tuple, output: torch.Tensor) -> None:
+        nonlocal total
+        kh, kw = module.kernel_size
+        total += output.numel() * (module.in_channels // module.groups) * kh * kw
+
+    def linear_hook(module: nn.Linear, _inputs: tuple, output: torch.Tensor) -> None:
+        nonlocal total
+        total += output.numel() * module.in_features
+
+    hooks = []
+    for module in model.modules():
+        if isinstance(module, nn.Conv2d):
+            hooks.append(module.register_forward_hook(conv_hook))
+        elif isinstance(module, nn.Linear):
+            hooks.append(module.register_forward_hook(linear_hook))
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        model(torch.zeros(1, *input_shape))
+    model.train(was_training)
+    for hook in hooks:
+        hook.remove()
+    return int(total)
+
+
+def _accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int) -> float:
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for start in range(0, len(x), batch_size):
+            logits = model(x[start : start + batch_size].contiguous(memory_format=torch.channels_last))
+            correct += int((logits.argmax(1) == y[start : start + batch_size]).sum())
+    model.train()
+    return correct / len(x)
+
+
+def train(
+    protocol: Protocol, genes: list[int], seed: int, progress: Callable[[int, float], None] | None = None
+) -> dict:
+    """Train ``genes`` with ``seed`` under ``protocol``; return the measured record (no architecture fields).
+
+    Seeds weight initialisation, data order and augmentation. Runs on the CPU with however many threads the
+    caller set (the collector uses one per worker).
+    """
+    splits = load_splits(protocol.n_train, protocol.n_val, protocol.resolution)
+    torch.manual_seed(seed)
+    model = build_network(protocol, genes)
+    input_shape = splits.train_x.shape[1:]
+    params = sum(p.numel() for p in model.parameters())
+    flops = count_flops(model, input_shape)
+    model = model.to(memory_format=torch.channels_last)
+
+    train_x, train_y = torch.from_numpy(splits.train_x), torch.from_numpy(splits.train_y)
+    val_x, val_y = torch.from_numpy(splits.val_x), torch.from_numpy(splits.val_y)
+    test_x, test_y = torch.from_numpy(splits.test_x), torch.from_numpy(splits.test_y)
+    steps_per_epoch = math.ceil(len(train_x) / protocol.batch_size)
+    optimizer = torch.optim.SGD(
+        model.parameters(), lr=protocol.lr, momentum=protocol.momentum, weight_decay=protocol.weight_decay
+    )
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=protocol.epochs * steps_per_epoch)
+    criterion = nn.CrossEntropyLoss(label_smoothing=protocol.label_smoothing)
+    generator = torch.Generator().manual_seed(seed)
+
+    curve: list[float] = []
+    train_loss: list[float] = []
+    diverged = False
+    start = time.perf_counter()
+    for epoch in range(protocol.epochs):
+        order = torch.randperm(len(train_x), generator=generator)
+        epoch_loss = 0.0
+        for step in range(steps_per_epoch):
+            idx = order[step * protocol.batch_size : (step + 1) * protocol.batch_size]
+            xb = train_x[idx]
+            if protocol.hflip:
+                flip = torch.rand(len(idx), generator=generator) < 0.5
+                xb = torch.where(flip[:, None, None, None], xb.flip(3), xb)
+            loss = criterion(model(xb.contiguous(memory_format=torch.channels_last)), train_y[idx])
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            epoch_loss += float(loss.detach())
+        train_loss.append(epoch_loss / steps_per_epoch)
+        diverged = diverged or not math.isfinite(train_loss[-1])
+        curve.append(_accuracy(model, val_x, val_y, protocol.eval_batch_size))
+        if progress is not None:
+            progress(epoch, curve[-1])
+    train_seconds = time.perf_counter() - start  # training and the per-epoch validation, as NB301's runtime
+    test_accuracy = _accuracy(model, test_x, test_y, protocol.eval_batch_size)
+    return {
+        "val_accuracy_curve": curve,
+        "train_loss_curve": train_loss,
+        "val_accuracy": curve[-1],
+        "test_accuracy": test_accuracy,
+        "train_seconds": round(train_seconds, 3),
+        "params": int(params),
+        "flops": flops,
+        "diverged": diverged,
+    }
+
+
+def environment_description() -> dict:
+    """Library versions and machine facts stored with each record."""
+    return {
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "processor": _cpu_model(),
+        "threads": torch.get_num_threads(),
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def protocol_dict(protocol: Protocol) -> dict:
+    return asdict(protocol)

@@ -1,0 +1,146 @@
+"""What every search space offers: genes, sequential decisions with masks, validity, sampling, string I/O.
+
+A search space is a leaf module (numpy only). Architectures are integer gene vectors of a fixed length; the
+order of the genes is the order in which an agent decides them in the sequential environments, so a gene
+vector *is* the list of actions that builds it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Iterable, Sequence
+
+import numpy as np
+
+
+class InvalidArchitectureError(ValueError):
+    """An architecture (genes or string) that is not a member of the search space."""
+
+
+class SearchSpace(ABC):
+    """Base class of the search spaces.
+
+    Subclasses set ``name``, ``num_decisions`` (the gene count) and ``num_actions`` (the size of the shared
+    ``Discrete`` action space, the largest number of choices any decision has), and implement the methods below.
+    """
+
+    name: str
+    num_decisions: int
+    num_actions: int
+
+    # --- sequential decisions -------------------------------------------------------------------------------
+    @abstractmethod
+    def action_mask(self, prefix: np.ndarray) -> np.ndarray:
+        """Legal choices (int8 array of length ``num_actions``) for decision ``len(prefix)`` after ``prefix``."""
+
+    # --- validity and canonical form ------------------------------------------------------------------------
+    @abstractmethod
+    def validate(self, genes: np.ndarray) -> None:
+        """Raise :class:`InvalidArchitectureError` naming what is wrong and what is allowed."""
+
+    def invalid_rows(self, archs: np.ndarray) -> np.ndarray:
+        """Boolean mask of the invalid rows of an integer ``(N, D)`` array (subclasses vectorise this)."""
+        out = np.zeros(len(archs), dtype=bool)
+        for i, genes in enumerate(archs):
+            try:
+                self.validate(genes)
+            except InvalidArchitectureError:
+                out[i] = True
+        return out
+
+    def canonicalize(self, genes: np.ndarray) -> np.ndarray:
+        """The canonical genes of the same architecture(s), one vector or a batch (identity unless the space has
+        symmetries)."""
+        return np.array(genes, dtype=np.int64, copy=True)
+
+    # --- sampling and neighbourhoods ------------------------------------------------------------------------
+    def sample(self, n: int | None = None, seed: int | np.random.Generator | None = None) -> np.ndarray:
+        """Uniformly random canonical architectures: shape ``(num_decisions,)`` if ``n`` is None else ``(n, D)``."""
+        rng = np.random.default_rng(seed)
+        if n is None:
+            return self._sample_one(rng)
+        if n < 0:
+            raise ValueError(f"n must be >= 0, got {n}")
+        out = np.empty((n, self.num_decisions), dtype=np.int64)
+        for i in range(n):
+            out[i] = self._sample_one(rng)
+        return out
+
+    def _sample_one(self, rng: np.random.Generator) -> np.ndarray:
+        # Default: follow the masks. Subclasses override where mask-following is not uniform over architectures.
+        genes = np.empty(self.num_decisions, dtype=np.int64)
+        for step in range(self.num_decisions):
+            legal = np.flatnonzero(self.action_mask(genes[:step]))
+            genes[step] = rng.choice(legal)
+        return genes
+
+    @abstractmethod
+    def neighbours(self, genes: np.ndarray) -> list[np.ndarray]:
+        """All canonical architectures that differ from ``genes`` in one elementary change."""
+
+    def mutate(self, genes: np.ndarray, seed: int | np.random.Generator | None = None) -> np.ndarray:
+        """One random elementary change (a uniformly chosen neighbour)."""
+        rng = np.random.default_rng(seed)
+        options = self.neighbours(self.as_genes(genes))
+        return options[int(rng.integers(len(options)))]
+
+    # --- strings --------------------------------------------------------------------------------------------
+    @abstractmethod
+    def to_string(self, genes: np.ndarray) -> str:
+        """The canonical string of an architecture."""
+
+    @abstractmethod
+    def from_string(self, text: str) -> np.ndarray:
+        """Parse a string into canonical genes; raise :class:`InvalidArchitectureError` on bad input."""
+
+    # --- encodings ------------------------------------------------------------------------------------------
+    @abstractmethod
+    def one_hot(self, archs: np.ndarray) -> np.ndarray:
+        """Float32 one-hot encoding ``(N, F)`` of the choices."""
+
+    def features(self, archs: np.ndarray) -> np.ndarray:
+        """Float32 feature matrix ``(N, F)`` for tabular surrogates (default: the one-hot encoding)."""
+        return self.one_hot(archs)
+
+    @abstractmethod
+    def cost_features(self, archs: np.ndarray) -> np.ndarray:
+        """Counts ``(N, K)`` on which parameter count and FLOPs are exactly linear (see the cost tables)."""
+
+    # --- conversions shared by all spaces -------------------------------------------------------------------
+    def as_genes(self, arch: "np.ndarray | Sequence[int] | str") -> np.ndarray:
+        """Validated canonical genes of one architecture given as genes or as a string."""
+        if isinstance(arch, str):
+            return self.from_string(arch)
+        genes = np.asarray(arch)
+        if genes.shape != (self.num_decisions,):
+            raise InvalidArchitectureError(
+                f"{self.name}: expected {self.num_decisions} genes, got an array of shape {genes.shape}"
+            )
+        if not np.issubdtype(genes.dtype, np.integer):
+            if not np.all(np.isfinite(genes)) or not np.all(np.equal(np.mod(genes, 1), 0)):
+                raise InvalidArchitectureError(f"{self.name}: genes must be integers, got {genes.tolist()}")
+        genes = genes.astype(np.int64)
+        self.validate(genes)
+        return self.canonicalize(genes)
+
+    def as_batch(self, archs: "np.ndarray | Iterable[np.ndarray | Sequence[int] | str] | str") -> np.ndarray:
+        """Validated canonical genes ``(N, num_decisions)`` from a 2-D array, a list of genes or strings."""
+        if isinstance(archs, str):
+            archs = [archs]
+        if isinstance(archs, np.ndarray):
+            if archs.ndim == 1:
+                archs = archs[None, :]
+            if archs.ndim != 2 or archs.shape[1] != self.num_decisions:
+                raise InvalidArchitectureError(
+                    f"{self.name}: expected an array of shape (N, {self.num_decisions}), got {archs.shape}"
+                )
+            if np.issubdtype(archs.dtype, np.integer):  # fast path: one vectorised check for the whole batch
+                genes = archs.astype(np.int64)
+                invalid = np.flatnonzero(self.invalid_rows(genes))
+                if len(invalid):
+                    self.validate(genes[invalid[0]])  # raises the detailed message
+                return self.canonicalize(genes)
+        rows = [self.as_genes(a) for a in archs]
+        if not rows:
+            return np.empty((0, self.num_decisions), dtype=np.int64)
+        return np.stack(rows)

@@ -1,0 +1,326 @@
+"""The DARTS cell search space (Liu et al. 2019) as used by NAS-Bench-301.
+
+An architecture is a normal cell and a reduction cell. Each cell has two inputs (``c_{k-2}`` = 0, ``c_{k-1}`` = 1)
+and four intermediate nodes (2..5); node ``k`` takes two *distinct* inputs from ``{0, .., k-1}`` and applies one of
+seven operations to each; the cell output concatenates nodes 2..5.
+
+Genes (32 integers, in decision order): for cell in (normal, reduce), for node in 2..5:
+``[input_a, op_a, input_b, op_b]``. The two inputs of a node are unordered, so the canonical form has
+``input_a < input_b``; with that rule every architecture has exactly one gene vector (isomorphic cells that differ
+by a permutation of nodes are *not* merged, as in NAS-Bench-301).
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import re
+
+import numpy as np
+
+from nas_envs.spaces.base import InvalidArchitectureError, SearchSpace
+
+# NAS-Bench-301's order of the operations.
+OPS: tuple[str, ...] = (
+    "max_pool_3x3",
+    "avg_pool_3x3",
+    "skip_connect",
+    "sep_conv_3x3",
+    "sep_conv_5x5",
+    "dil_conv_3x3",
+    "dil_conv_5x5",
+)
+PARAMETER_FREE_OPS: frozenset[str] = frozenset({"max_pool_3x3", "avg_pool_3x3", "skip_connect"})
+CELLS: tuple[str, ...] = ("normal", "reduce")
+NUM_NODES = 4  # intermediate nodes per cell
+GENES_PER_NODE = 4  # input_a, op_a, input_b, op_b
+GENES_PER_CELL = NUM_NODES * GENES_PER_NODE
+NUM_EDGES = 14  # possible edges per cell: node k has k + 2 candidate inputs
+# Edge id of (node k, input i) is EDGE_OFFSET[k] + i, as in NAS-Bench-301's configuration space.
+EDGE_OFFSET: tuple[int, ...] = (0, 2, 5, 9)
+CONCAT: list[int] = [2, 3, 4, 5]
+
+_IN_A, _OP_A, _IN_B, _OP_B = range(GENES_PER_NODE)
+
+
+def _position(step: int) -> tuple[int, int, int]:
+    """(cell, node, slot) of decision ``step``."""
+    cell, rest = divmod(step, GENES_PER_CELL)
+    node, slot = divmod(rest, GENES_PER_NODE)
+    return cell, node, slot
+
+
+class DartsSpace(SearchSpace):
+    """The DARTS space: 32 decisions, 7 actions (an input index or an op index, depending on the step)."""
+
+    name = "darts"
+    num_decisions = 2 * GENES_PER_CELL
+    num_actions = len(OPS)
+    ops = OPS
+
+    # --- sequential decisions -------------------------------------------------------------------------------
+    def action_mask(self, prefix: np.ndarray) -> np.ndarray:
+        step = len(prefix)
+        if not 0 <= step < self.num_decisions:
+            raise ValueError(f"darts: decision index must be in [0, {self.num_decisions}), got {step}")
+        _, node, slot = _position(step)
+        mask = np.zeros(self.num_actions, dtype=np.int8)
+        if slot == _IN_A:  # leave room for a larger second input
+            mask[: node + 1] = 1
+        elif slot == _IN_B:
+            mask[int(prefix[step - 2]) + 1 : node + 2] = 1
+        else:
+            mask[:] = 1
+        return mask
+
+    def decision_kind(self, step: int) -> str:
+        """'input' or 'op': what the action of decision ``step`` selects."""
+        return "input" if _position(step)[2] in (_IN_A, _IN_B) else "op"
+
+    # --- validity and canonical form ------------------------------------------------------------------------
+    def validate(self, genes: np.ndarray) -> None:
+        for cell_index, cell in enumerate(CELLS):
+            for node in range(NUM_NODES):
+                base = cell_index * GENES_PER_CELL + node * GENES_PER_NODE
+                in_a, op_a, in_b, op_b = (int(g) for g in genes[base : base + GENES_PER_NODE])
+                where = f"darts: {cell} cell, node {node + 2}"
+                for op in (op_a, op_b):
+                    if not 0 <= op < len(OPS):
+                        raise InvalidArchitectureError(f"{where}: op index {op} is not in [0, {len(OPS) - 1}]")
+                for inp in (in_a, in_b):
+                    if not 0 <= inp <= node + 1:
+                        raise InvalidArchitectureError(
+                            f"{where}: input {inp} is not allowed; node {node + 2} takes inputs 0..{node + 1}"
+                        )
+                if in_a == in_b:
+                    raise InvalidArchitectureError(f"{where}: both edges come from input {in_a}; inputs must differ")
+
+    def invalid_rows(self, archs: np.ndarray) -> np.ndarray:
+        """Vectorised validity check of ``(N, 32)`` integer genes: a boolean mask of the invalid rows."""
+        nodes = archs.reshape(len(archs), 2, NUM_NODES, GENES_PER_NODE)
+        limit = np.arange(NUM_NODES) + 1  # node k+2 reads inputs 0..k+1
+        ops = nodes[..., [_OP_A, _OP_B]]
+        inputs = nodes[..., [_IN_A, _IN_B]]
+        bad = (ops < 0) | (ops >= len(OPS)) | (inputs < 0) | (inputs > limit[None, None, :, None])
+        bad = bad.any(axis=-1) | (nodes[..., _IN_A] == nodes[..., _IN_B])
+        return bad.reshape(len(archs), -1).any(axis=1)
+
+    def canonicalize(self, genes: np.ndarray) -> np.ndarray:
+        """Smaller input first in every node; works on one gene vector or a batch ``(N, 32)``."""
+        genes = np.array(genes, dtype=np.int64, copy=True)
+        nodes = genes.reshape(-1, GENES_PER_NODE)
+        swap = nodes[:, _IN_A] > nodes[:, _IN_B]
+        nodes[swap] = nodes[swap][:, [_IN_B, _OP_B, _IN_A, _OP_A]]
+        return nodes.reshape(genes.shape)
+
+    # --- sampling and neighbourhoods ------------------------------------------------------------------------
+    def _sample_one(self, rng: np.random.Generator) -> np.ndarray:
+        # Uniform over input *pairs* (mask-following would favour small first inputs).
+        nodes = np.empty((2 * NUM_NODES, GENES_PER_NODE), dtype=np.int64)
+        for row in range(2 * NUM_NODES):
+            pairs = _INPUT_PAIRS[row % NUM_NODES]
+            in_a, in_b = pairs[int(rng.integers(len(pairs)))]
+            op_a, op_b = rng.integers(len(OPS), size=2)
+            nodes[row] = (in_a, op_a, in_b, op_b)
+        return nodes.reshape(-1)
+
+    def neighbours(self, genes: np.ndarray) -> list[np.ndarray]:
+        genes = self.canonicalize(genes)
+        result: list[np.ndarray] = []
+        for row in range(2 * NUM_NODES):
+            node = row % NUM_NODES
+            base = row * GENES_PER_NODE
+            for slot in (_OP_A, _OP_B):
+                for op in range(len(OPS)):
+                    if op != genes[base + slot]:
+                        changed = genes.copy()
+                        changed[base + slot] = op
+                        result.append(changed)
+            for slot, other in ((_IN_A, _IN_B), (_IN_B, _IN_A)):
+                for inp in range(node + 2):
+                    if inp not in (genes[base + slot], genes[base + other]):
+                        changed = genes.copy()
+                        changed[base + slot] = inp
+                        result.append(self.canonicalize(changed))
+        return result
+
+    # --- strings --------------------------------------------------------------------------------------------
+    def to_string(self, genes: np.ndarray) -> str:
+        genes = self.canonicalize(genes)
+        parts = []
+        for cell_index, cell in enumerate(CELLS):
+            cell_genes = genes[cell_index * GENES_PER_CELL : (cell_index + 1) * GENES_PER_CELL]
+            edges = []
+            for in_a, op_a, in_b, op_b in cell_genes.reshape(-1, GENES_PER_NODE):
+                edges += [(OPS[op_a], int(in_a)), (OPS[op_b], int(in_b))]
+            parts.append(f"{cell}={edges!r}, {cell}_concat={CONCAT!r}")
+        return f"Genotype({', '.join(parts)})"
+
+    def from_string(self, text: str) -> np.ndarray:
+        fields = _parse_genotype_call(text)
+        genes = np.empty(self.num_decisions, dtype=np.int64)
+        for cell_index, cell in enumerate(CELLS):
+            edges = fields[cell]
+            if not isinstance(edges, list) or len(edges) != 2 * NUM_NODES:
+                count = len(edges) if isinstance(edges, list) else type(edges).__name__
+                raise InvalidArchitectureError(
+                    f"darts: {cell} must be a list of {2 * NUM_NODES} (op, input) pairs, got {count}"
+                )
+            concat = fields.get(f"{cell}_concat", CONCAT)
+            if list(concat) != CONCAT:
+                raise InvalidArchitectureError(f"darts: {cell}_concat must be {CONCAT}, got {list(concat)}")
+            for i, edge in enumerate(edges):
+                if not (isinstance(edge, tuple) and len(edge) == 2 and isinstance(edge[1], int)):
+                    raise InvalidArchitectureError(f"darts: {cell} edge {i} must be ('op', input), got {edge!r}")
+                op, inp = edge
+                if op not in OPS:
+                    raise InvalidArchitectureError(f"darts: unknown op {op!r} in {cell} edge {i}; allowed: {OPS}")
+                node, side = divmod(i, 2)
+                base = cell_index * GENES_PER_CELL + node * GENES_PER_NODE + 2 * side
+                genes[base], genes[base + 1] = inp, OPS.index(op)
+        self.validate(genes)
+        return self.canonicalize(genes)
+
+    # --- encodings ------------------------------------------------------------------------------------------
+    def one_hot(self, archs: np.ndarray) -> np.ndarray:
+        """Per cell, a (14 edges x 7 ops) indicator of which edge is active with which op: ``(N, 196)``."""
+        archs = np.asarray(archs, dtype=np.int64).reshape(-1, 2 * NUM_NODES, GENES_PER_NODE)
+        n = archs.shape[0]
+        out = np.zeros((n, 2, NUM_EDGES, len(OPS)), dtype=np.float32)
+        rows = np.arange(n)
+        for row in range(2 * NUM_NODES):
+            cell, node = divmod(row, NUM_NODES)
+            for in_slot, op_slot in ((_IN_A, _OP_A), (_IN_B, _OP_B)):
+                edge = EDGE_OFFSET[node] + archs[:, row, in_slot]
+                out[rows, cell, edge, archs[:, row, op_slot]] = 1.0
+        return out.reshape(n, -1)
+
+    def features(self, archs: np.ndarray) -> np.ndarray:
+        """One-hot edges plus, per cell, the count of each op and the cell depth: ``(N, 196 + 16)``.
+
+        The counts are functions of the one-hot bits; they let trees with few training examples split on
+        "how many parameter-free ops" directly.
+        """
+        archs = np.asarray(archs, dtype=np.int64).reshape(-1, self.num_decisions)
+        one_hot = self.one_hot(archs)
+        op_counts = one_hot.reshape(len(archs), 2, NUM_EDGES, len(OPS)).sum(axis=2).reshape(len(archs), -1)
+        return np.concatenate([one_hot, op_counts, self.cell_depths(archs)], axis=1)
+
+    def cost_features(self, archs: np.ndarray) -> np.ndarray:
+        """Per cell, per op, the number of edges from a cell input (0, 1) and from an intermediate node: (N, 28).
+
+        Parameters and FLOPs of the network are linear in these counts: an edge's cost depends only on its cell
+        type, op, and (in a reduction cell) whether it reads a cell input at stride 2.
+        """
+        nodes = np.asarray(archs, dtype=np.int64).reshape(-1, 2, NUM_NODES, GENES_PER_NODE)
+        n = len(nodes)
+        out = np.zeros((n, 2, len(OPS), 2), dtype=np.float64)
+        rows = np.arange(n)
+        for cell in range(2):
+            for node in range(NUM_NODES):
+                for in_slot, op_slot in ((_IN_A, _OP_A), (_IN_B, _OP_B)):
+                    from_input = (nodes[:, cell, node, in_slot] < 2).astype(np.int64)
+                    np.add.at(out, (rows, cell, nodes[:, cell, node, op_slot], from_input), 1.0)
+        return out.reshape(n, -1)
+
+    def graphs(self, archs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`graph` for a batch: node types ``(N, 14)``, edge index ``(N, 2, 26)``, edge types ``(N, 26)``."""
+        parts = [self.graph(genes) for genes in np.asarray(archs, dtype=np.int64).reshape(-1, self.num_decisions)]
+        return tuple(np.stack(column) for column in zip(*parts))  # type: ignore[return-value]
+
+    def graph(self, genes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Both cells as one typed graph (14 nodes: per cell 2 inputs, 4 intermediate nodes, 1 output).
+
+        Returns ``(node_type, edge_index, edge_type)``: node types 0..3 = input 0, input 1, intermediate, output,
+        plus 4 for the reduction cell's nodes; edge types 0..6 = the ops, 7 = identity into the cell output.
+        The reduction cell's inputs are fed by the normal cell's output, which joins the two cells into one graph.
+        """
+        genes = np.asarray(genes, dtype=np.int64)
+        node_type = np.array(([0, 1, 2, 2, 2, 2, 3]) + [4 + t for t in (0, 1, 2, 2, 2, 2, 3)], dtype=np.int64)
+        src: list[int] = []
+        dst: list[int] = []
+        etype: list[int] = []
+        for cell in range(2):
+            offset = 7 * cell
+            cell_genes = genes[cell * GENES_PER_CELL : (cell + 1) * GENES_PER_CELL].reshape(-1, GENES_PER_NODE)
+            for node, (in_a, op_a, in_b, op_b) in enumerate(cell_genes):
+                for inp, op in ((in_a, op_a), (in_b, op_b)):
+                    src.append(offset + int(inp))
+                    dst.append(offset + node + 2)
+                    etype.append(int(op))
+            for node in range(2, 6):
+                src.append(offset + node)
+                dst.append(offset + 6)
+                etype.append(len(OPS))
+        # normal-cell output feeds both inputs of the reduction cell
+        src += [6, 6]
+        dst += [7, 8]
+        etype += [len(OPS), len(OPS)]
+        return node_type, np.array([src, dst], dtype=np.int64), np.array(etype, dtype=np.int64)
+
+    def poor_region_variant(self, genes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """A variant with 5 to 8 parameter-free ops in the normal cell (a known poor region of the space)."""
+        genes = np.array(genes, dtype=np.int64, copy=True)
+        op_positions = [node * GENES_PER_NODE + slot for node in range(NUM_NODES) for slot in (_OP_A, _OP_B)]
+        count = int(rng.integers(5, 2 * NUM_NODES + 1))
+        free_ops = [OPS.index(name) for name in sorted(PARAMETER_FREE_OPS)]
+        for position in rng.choice(op_positions, size=count, replace=False):
+            genes[position] = free_ops[int(rng.integers(len(free_ops)))]
+        return genes
+
+    # --- descriptive statistics used by analyses ------------------------------------------------------------
+    def count_ops(self, genes: np.ndarray, cell: str, ops: frozenset[str] | set[str]) -> int:
+        """How many of the 8 edges of ``cell`` use one of ``ops``."""
+        cell_genes = np.asarray(genes).reshape(2, NUM_NODES, GENES_PER_NODE)[CELLS.index(cell)]
+        chosen = np.concatenate([cell_genes[:, _OP_A], cell_genes[:, _OP_B]])
+        return int(sum(OPS[o] in ops for o in chosen))
+
+    def cell_depth(self, genes: np.ndarray, cell: str) -> int:
+        """Longest path, in edges, from a cell input to an intermediate node."""
+        return int(self.cell_depths(np.asarray(genes)[None])[0, CELLS.index(cell)])
+
+    def cell_depths(self, archs: np.ndarray) -> np.ndarray:
+        """:meth:`cell_depth` of both cells for a batch: float32 ``(N, 2)``."""
+        nodes = np.asarray(archs, dtype=np.int64).reshape(-1, 2, NUM_NODES, GENES_PER_NODE)
+        depth = np.zeros(nodes.shape[:2] + (NUM_NODES + 2,), dtype=np.int64)
+        batch, cell = np.indices(nodes.shape[:2])
+        for node in range(NUM_NODES):
+            from_a = depth[batch, cell, nodes[:, :, node, _IN_A]]
+            from_b = depth[batch, cell, nodes[:, :, node, _IN_B]]
+            depth[:, :, node + 2] = 1 + np.maximum(from_a, from_b)
+        return depth.max(axis=2).astype(np.float32)
+
+
+_INPUT_PAIRS: tuple[list[tuple[int, int]], ...] = tuple(
+    list(itertools.combinations(range(node + 2), 2)) for node in range(NUM_NODES)
+)
+
+_RANGE_CALL = re.compile(r"range\(\s*(\d+)\s*,\s*(\d+)\s*\)")
+
+
+def _parse_genotype_call(text: str) -> dict[str, object]:
+    """The keyword fields of a ``Genotype(normal=..., normal_concat=..., reduce=..., reduce_concat=...)`` string."""
+    if not isinstance(text, str):
+        raise InvalidArchitectureError(f"darts: a genotype string is required, got {type(text).__name__}")
+    literal_text = _RANGE_CALL.sub(lambda m: repr(list(range(int(m.group(1)), int(m.group(2))))), text.strip())
+    try:
+        call = ast.parse(literal_text, mode="eval").body
+    except SyntaxError as error:
+        raise InvalidArchitectureError(f"darts: not a Genotype(...) string ({error.msg}): {text[:80]!r}") from None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "Genotype"):
+        raise InvalidArchitectureError(f"darts: expected 'Genotype(normal=..., reduce=...)', got {text[:80]!r}")
+    allowed = {"normal", "normal_concat", "reduce", "reduce_concat"}
+    fields: dict[str, object] = {}
+    if call.args:
+        raise InvalidArchitectureError("darts: Genotype fields must be given by keyword (normal=..., reduce=...)")
+    for keyword in call.keywords:
+        if keyword.arg not in allowed:
+            raise InvalidArchitectureError(f"darts: unknown Genotype field {keyword.arg!r}; allowed: {sorted(allowed)}")
+        try:
+            fields[keyword.arg] = ast.literal_eval(keyword.value)
+        except ValueError:
+            raise InvalidArchitectureError(f"darts: field {keyword.arg!r} is not a literal list") from None
+    for required in ("normal", "reduce"):
+        if required not in fields:
+            raise InvalidArchitectureError(f"darts: Genotype string lacks the field {required!r}")
+    return fields

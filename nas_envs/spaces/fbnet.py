@@ -1,0 +1,111 @@
+"""The FBNet search space (Wu et al. 2019) in its CIFAR macro-architecture, as used by SNB-FBNet.
+
+22 searchable layers in stages of ``[1, 4, 4, 4, 4, 4, 1]`` layers; each layer is one of nine blocks. There are
+no symmetries: the 22 genes (block indices, in layer order) are the canonical form.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+
+from nas_envs.spaces.base import InvalidArchitectureError, SearchSpace
+
+BLOCKS: tuple[str, ...] = ("k3_e1", "k3_e1_g2", "k3_e3", "k3_e6", "k5_e1", "k5_e1_g2", "k5_e3", "k5_e6", "skip")
+STAGE_LAYERS: tuple[int, ...] = (1, 4, 4, 4, 4, 4, 1)
+STAGE_CHANNELS: tuple[int, ...] = (16, 24, 32, 64, 112, 184, 352)
+STAGE_STRIDES: tuple[int, ...] = (1, 1, 2, 2, 1, 2, 1)
+NUM_LAYERS = sum(STAGE_LAYERS)
+SKIP = BLOCKS.index("skip")
+
+
+def layer_stage(layer: int) -> int:
+    """The stage (0..6) of searchable layer ``layer`` (0..21)."""
+    return int(np.searchsorted(np.cumsum(STAGE_LAYERS), layer, side="right"))
+
+
+class FBNetSpace(SearchSpace):
+    """22 decisions, 9 actions each (a block index); every action is always legal."""
+
+    name = "fbnet"
+    num_decisions = NUM_LAYERS
+    num_actions = len(BLOCKS)
+    blocks = BLOCKS
+
+    def action_mask(self, prefix: np.ndarray) -> np.ndarray:
+        if not 0 <= len(prefix) < self.num_decisions:
+            raise ValueError(f"fbnet: decision index must be in [0, {self.num_decisions}), got {len(prefix)}")
+        return np.ones(self.num_actions, dtype=np.int8)
+
+    def validate(self, genes: np.ndarray) -> None:
+        bad = np.flatnonzero((genes < 0) | (genes >= len(BLOCKS)))
+        if len(bad):
+            layer = int(bad[0])
+            raise InvalidArchitectureError(
+                f"fbnet: layer {layer} has block index {int(genes[layer])}; allowed 0..{len(BLOCKS) - 1} ({BLOCKS})"
+            )
+
+    def invalid_rows(self, archs: np.ndarray) -> np.ndarray:
+        return ((archs < 0) | (archs >= len(BLOCKS))).any(axis=1)
+
+    def _sample_one(self, rng: np.random.Generator) -> np.ndarray:
+        return rng.integers(len(BLOCKS), size=NUM_LAYERS).astype(np.int64)
+
+    def neighbours(self, genes: np.ndarray) -> list[np.ndarray]:
+        result = []
+        for layer in range(NUM_LAYERS):
+            for block in range(len(BLOCKS)):
+                if block != genes[layer]:
+                    changed = np.array(genes, dtype=np.int64, copy=True)
+                    changed[layer] = block
+                    result.append(changed)
+        return result
+
+    def poor_region_variant(self, genes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """A variant with 11 to 22 of the layers turned into ``skip`` (a shallow, parameter-poor network)."""
+        genes = np.array(genes, dtype=np.int64, copy=True)
+        count = int(rng.integers(NUM_LAYERS // 2, NUM_LAYERS + 1))
+        genes[rng.choice(NUM_LAYERS, size=count, replace=False)] = SKIP
+        return genes
+
+    def to_string(self, genes: np.ndarray) -> str:
+        return "FBNet([" + ", ".join(repr(BLOCKS[int(g)]) for g in genes) + "])"
+
+    def from_string(self, text: str) -> np.ndarray:
+        """Parse ``FBNet(['k3_e1', ...])``, a bare list of 22 block names, or 22 comma-separated names."""
+        if not isinstance(text, str):
+            raise InvalidArchitectureError(f"fbnet: a string is required, got {type(text).__name__}")
+        body = text.strip()
+        if body.startswith("FBNet(") and body.endswith(")"):
+            body = body[len("FBNet(") : -1]
+        try:
+            names = ast.literal_eval(body) if body.startswith("[") else [n.strip() for n in body.split(",")]
+        except (ValueError, SyntaxError):
+            raise InvalidArchitectureError(f"fbnet: not a list of block names: {text[:80]!r}") from None
+        if not isinstance(names, (list, tuple)) or len(names) != NUM_LAYERS:
+            count = len(names) if isinstance(names, (list, tuple)) else type(names).__name__
+            raise InvalidArchitectureError(f"fbnet: expected {NUM_LAYERS} block names, got {count}")
+        unknown = [n for n in names if n not in BLOCKS]
+        if unknown:
+            raise InvalidArchitectureError(f"fbnet: unknown block {unknown[0]!r}; allowed: {BLOCKS}")
+        return np.array([BLOCKS.index(n) for n in names], dtype=np.int64)
+
+    def one_hot(self, archs: np.ndarray) -> np.ndarray:
+        archs = np.asarray(archs, dtype=np.int64).reshape(-1, NUM_LAYERS)
+        out = np.zeros((len(archs), NUM_LAYERS, len(BLOCKS)), dtype=np.float32)
+        out[np.arange(len(archs))[:, None], np.arange(NUM_LAYERS)[None, :], archs] = 1.0
+        return out.reshape(len(archs), -1)
+
+    def features(self, archs: np.ndarray) -> np.ndarray:
+        """One-hot layers plus the count of each block and of skips per stage: ``(N, 198 + 9 + 7)``."""
+        one_hot = self.one_hot(archs)
+        per_layer = one_hot.reshape(len(one_hot), NUM_LAYERS, len(BLOCKS))
+        counts = per_layer.sum(axis=1)
+        stage_of = np.array([layer_stage(layer) for layer in range(NUM_LAYERS)])
+        skips = np.stack([per_layer[:, stage_of == s, SKIP].sum(axis=1) for s in range(len(STAGE_LAYERS))], axis=1)
+        return np.concatenate([one_hot, counts, skips], axis=1)
+
+    def cost_features(self, archs: np.ndarray) -> np.ndarray:
+        """Each layer's cost depends only on its block: the one-hot encoding is exact for params and FLOPs."""
+        return self.one_hot(archs).astype(np.float64)

@@ -1,0 +1,41 @@
+"""Surrogate quality metrics as used by NAS-Bench-301 (accuracies as fractions in [0, 1])."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+
+def r2(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    y_true, y_pred = np.asarray(y_true, dtype=float), np.asarray(y_pred, dtype=float)
+    residual = np.sum((y_true - y_pred) ** 2)
+    total = np.sum((y_true - y_true.mean()) ** 2)
+    return float(1.0 - residual / total) if total > 0 else float("nan")
+
+
+def mae(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    return float(np.mean(np.abs(np.asarray(y_true, dtype=float) - np.asarray(y_pred, dtype=float))))
+
+
+def kendall_tau(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    return float(stats.kendalltau(y_true, y_pred).statistic)
+
+
+def sparse_kendall_tau(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Kendall tau with the predictions rounded to 0.1 % accuracy (ties in near-equal predictions)."""
+    return kendall_tau(y_true, np.round(np.asarray(y_pred, dtype=float), 3))
+
+
+def spearman(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    return float(stats.spearmanr(y_true, y_pred).statistic)
+
+
+def all_metrics(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
+    return {
+        "n": int(len(y_true)),
+        "r2": r2(y_true, y_pred),
+        "mae": mae(y_true, y_pred),
+        "kendall_tau": kendall_tau(y_true, y_pred),
+        "sparse_kendall_tau": sparse_kendall_tau(y_true, y_pred),
+        "spearman": spearman(y_true, y_pred),
+    }

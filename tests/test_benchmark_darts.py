@@ -1,0 +1,87 @@
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+import nas_envs
+from nas_envs.assets import assets_dir
+from nas_envs.benchmarks import SurrogateBenchmark
+from nas_envs.groundtruth.cost_tables import measure_costs
+from nas_envs.groundtruth.train import DEFAULT_PROTOCOL, PROTOCOLS
+from nas_envs.spaces.base import InvalidArchitectureError
+from nas_envs.spaces.darts import DartsSpace
+from surrogates.manifest import AssetError
+from tests.test_darts_space import DARTS_V2, PC_DARTS
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return nas_envs.make_benchmark("darts").load()
+
+
+def test_batched_evaluation_returns_every_objective(bench):
+    archs = bench.space.sample(100, seed=0)
+    out = bench.evaluate(archs, noise=False)
+    assert set(out) == set(bench.objectives)
+    for values in out.values():
+        assert values.shape == (100,) and np.isfinite(values).all()
+    assert ((out["val_accuracy"] > 0.5) & (out["val_accuracy"] < 1)).all()
+    assert (out["train_time_s"] > 0).all()
+    assert out["val_accuracy"].std() > 0  # architectures are told apart
+
+
+def test_published_genotype_strings_are_accepted(bench):
+    out = bench.evaluate([DARTS_V2, PC_DARTS], noise=False)
+    genes = bench.space.as_batch([DARTS_V2, PC_DARTS])
+    np.testing.assert_array_equal(out["val_accuracy"], bench.evaluate(genes, noise=False)["val_accuracy"])
+
+
+def test_noise_follows_the_seed(bench):
+    archs = bench.space.sample(50, seed=1)
+    a = bench.evaluate(archs, noise=True, seed=7)
+    np.testing.assert_array_equal(a["val_accuracy"], bench.evaluate(archs, noise=True, seed=7)["val_accuracy"])
+    b = bench.evaluate(archs, noise=True, seed=8)
+    assert not np.array_equal(a["val_accuracy"], b["val_accuracy"])
+    mean = bench.evaluate(archs, noise=False)["val_accuracy"]
+    spread = np.std(a["val_accuracy"] - mean)
+    assert 0 < spread < 0.02  # about the measured seed-to-seed noise, not more
+
+
+def test_params_and_flops_are_exact(bench):
+    torch.set_num_threads(1)
+    archs = bench.space.sample(8, seed=3)
+    out = bench.evaluate(archs, noise=False)
+    measured = measure_costs(bench.space, PROTOCOLS[DEFAULT_PROTOCOL["darts"]], archs)
+    np.testing.assert_array_equal(out["params"], measured[:, 0])
+    np.testing.assert_array_equal(out["flops"], measured[:, 1])
+
+
+def test_bad_architectures_raise(bench):
+    with pytest.raises(InvalidArchitectureError, match=r"shape \(N, 32\)"):
+        bench.evaluate(np.zeros((3, 31), dtype=int))
+    bad = bench.space.sample(2, seed=0)
+    bad[1, 0] = 9
+    with pytest.raises(InvalidArchitectureError, match="input 9 is not allowed"):
+        bench.evaluate(bad)
+    with pytest.raises(InvalidArchitectureError, match="not a Genotype"):
+        bench.evaluate(["Genotype(normal=[(]"])
+
+
+def test_corrupted_or_missing_model_files_are_named(tmp_path):
+    copy = tmp_path / "darts"
+    shutil.copytree(assets_dir() / "models" / "darts", copy)
+    member = next(copy.glob("xgb/val_accuracy/member_*.json"))
+    member.write_bytes(member.read_bytes()[:-10])
+    with pytest.raises(AssetError, match=rf"corrupted model file .*{member.name}.*git checkout"):
+        SurrogateBenchmark(DartsSpace(), copy).evaluate(DARTS_V2)
+    member.unlink()
+    with pytest.raises(AssetError, match=rf"missing model file .*{member.name}"):
+        SurrogateBenchmark(DartsSpace(), copy).evaluate(DARTS_V2)
+
+
+def test_unknown_benchmark_and_surrogate():
+    with pytest.raises(ValueError, match="unknown benchmark 'nb201'"):
+        nas_envs.make_benchmark("nb201")
+    with pytest.raises(ValueError, match="unknown surrogate 'lgb'"):
+        nas_envs.make_benchmark("darts", surrogate="lgb")

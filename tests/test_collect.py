@@ -1,0 +1,110 @@
+"""The collector on the seconds-long 'darts-smoke' protocol: real trainings, real processes, real kill -9."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from nas_envs.groundtruth.collect import collect, job_architecture, plan, read_records, repair_tail
+from nas_envs.spaces import get_space
+
+SMOKE = "darts-smoke"
+
+
+def collect_command(out, n):
+    return [sys.executable, "-m", "nas_envs.cli", "collect", "darts", "--n", str(n), "--workers", "1",
+            "--protocol", SMOKE, "--out", str(out)]
+
+
+def test_job_architectures_are_deterministic_and_streams_differ():
+    space = get_space("darts")
+    a = job_architecture(space, "random", "train", 7)
+    np.testing.assert_array_equal(a, job_architecture(space, "random", "train", 7))
+    assert not np.array_equal(a, job_architecture(space, "random", "noise", 7))
+    jobs = plan("darts", "random", "noise", 2, seeds=3)
+    assert [j.key for j in jobs][:3] == ["random/noise/0/r0", "random/noise/0/r1", "random/noise/0/r2"]
+    assert len({j.seed for j in jobs}) == 6
+
+
+def test_kill_9_mid_run_loses_only_trainings_in_flight_and_resume_completes(tmp_path):
+    out = tmp_path / "smoke.jsonl"
+    process = subprocess.Popen(collect_command(out, 6), stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(read_records(out)) < 2:
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGKILL)  # the writer and its worker, mid-training
+    process.wait()
+    after_kill = read_records(out)
+    assert 2 <= len(after_kill) < 6
+    assert out.read_bytes().endswith(b"\n")
+
+    subprocess.run(collect_command(out, 6), check=True, stderr=subprocess.DEVNULL, timeout=300)
+    records = read_records(out)
+    keys = [r["job"] for r in records]
+    assert sorted(keys) == sorted(f"random/train/{i}/r0" for i in range(6))  # complete, no duplicates
+    assert records[: len(after_kill)] == after_kill  # earlier lines untouched
+    for record in records:
+        assert record["protocol"] == SMOKE
+        assert len(record["val_accuracy_curve"]) == 1
+        assert record["val_accuracy"] == record["val_accuracy_curve"][-1]
+        assert 0.0 <= record["test_accuracy"] <= 1.0
+        assert record["train_seconds"] > 0 and record["params"] > 0 and record["flops"] > 0
+        assert record["environment"]["torch"]
+        assert get_space("darts").to_string(np.array(record["genes"])) == record["arch"]
+
+
+def test_partial_last_line_is_repaired_and_never_read(tmp_path):
+    out = tmp_path / "smoke.jsonl"
+    assert collect(out, SMOKE, plan("darts", "random", "train", 1, 1), workers=1) == 1
+    complete = out.read_bytes()
+    with open(out, "ab") as handle:
+        handle.write(b'{"job": "random/train/1/r0", "val_acc')  # a writer killed mid-write
+    assert len(read_records(out)) == 1
+    assert repair_tail(out) > 0
+    assert out.read_bytes() == complete
+    assert collect(out, SMOKE, plan("darts", "random", "train", 2, 1), workers=1) == 1
+    assert [r["job"] for r in read_records(out)] == ["random/train/0/r0", "random/train/1/r0"]
+
+
+def test_same_job_same_result_across_processes(tmp_path):
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    for out in (first, second):
+        subprocess.run(collect_command(out, 1), check=True, stderr=subprocess.DEVNULL, timeout=120)
+    a, b = read_records(first)[0], read_records(second)[0]
+    for key in ("val_accuracy_curve", "test_accuracy", "train_loss_curve", "params", "flops", "genes"):
+        assert a[key] == b[key]
+
+
+def test_corrupted_line_in_the_middle_is_reported(tmp_path):
+    out = tmp_path / "bad.jsonl"
+    out.write_text('{"job": "a"}\nnot json\n{"job": "b"}\n')
+    with pytest.raises(ValueError, match="bad.jsonl:2: corrupted record"):
+        read_records(out)
+
+
+def test_missing_dataset_gives_install_hint(tmp_path, monkeypatch):
+    from nas_envs.groundtruth import fashion_mnist
+
+    monkeypatch.setenv("NAS_ENVS_FASHION_MNIST", str(tmp_path))
+    fashion_mnist.load_raw.cache_clear()
+    try:
+        with pytest.raises(fashion_mnist.DatasetMissingError, match="apt-get install dataset-fashion-mnist"):
+            fashion_mnist.load_raw()
+    finally:
+        fashion_mnist.load_raw.cache_clear()
+
+
+def test_records_are_json_lines_with_sorted_keys(tmp_path):
+    out = tmp_path / "smoke.jsonl"
+    collect(out, SMOKE, plan("darts", "param-free", "train", 1, 1), workers=1)
+    line = out.read_text().splitlines()[0]
+    record = json.loads(line)
+    assert list(record) == sorted(record)
+    from nas_envs.spaces.darts import PARAMETER_FREE_OPS
+
+    assert get_space("darts").count_ops(np.array(record["genes"]), "normal", PARAMETER_FREE_OPS) >= 5

@@ -1,0 +1,183 @@
+import json
+import subprocess
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+import nas_envs  # noqa: F401
+from nas_envs.benchmarks import BudgetExhaustedError
+from nas_envs.spaces.darts import DartsSpace
+
+ENV_ID = "SurrNAS-DARTS-v0"
+SPACE = DartsSpace()
+
+
+def play(env, genes):
+    info = None
+    for action in genes:
+        _, reward, terminated, truncated, info = env.step(int(action))
+    assert terminated and not truncated
+    return reward, info
+
+
+def random_episode_rewards(seed, episodes=3):
+    env = gym.make(ENV_ID)
+    obs, info = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(episodes):
+        env.reset()
+        for _ in range(SPACE.num_decisions):
+            action = rng.choice(np.flatnonzero(env.unwrapped.action_masks()))
+            _, reward, terminated, _, info = env.step(action)
+        out.append((info["architecture"], reward, info["objectives"]["test_accuracy"], info["sim_time"]))
+    return out
+
+
+def test_gymnasium_and_sb3_checkers_pass():
+    check_env(gym.make(ENV_ID).unwrapped)
+    sb3_check_env(gym.make(ENV_ID).unwrapped)
+
+
+def test_episode_builds_the_architecture_and_reports_the_contract():
+    env = gym.make(ENV_ID)
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (258,) and obs.dtype == np.float32
+    assert info["action_mask"].dtype == np.int8
+    np.testing.assert_array_equal(info["action_mask"], env.unwrapped.action_masks())
+    genes = SPACE.sample(seed=4)
+    reward, info = play(env, genes)
+    assert info["architecture"] == SPACE.to_string(genes)
+    objectives = info["objectives"]
+    assert set(objectives) == {"val_accuracy", "test_accuracy", "train_time_s", "params", "flops"}
+    assert reward == objectives["val_accuracy"] and 0.5 < reward < 1.0
+    assert info["sim_time"] == pytest.approx(objectives["train_time_s"])
+    assert info["budget_exhausted"] is False
+
+
+def test_rewards_match_the_benchmark():
+    bench = nas_envs.make_benchmark("darts")
+    genes = SPACE.sample(seed=8)
+    env = gym.make(ENV_ID, noise=False)
+    env.reset(seed=1)
+    reward, info = play(env, genes)
+    expected = bench.evaluate([SPACE.to_string(genes)], noise=False)
+    assert reward == pytest.approx(expected["val_accuracy"][0])
+    assert info["objectives"]["params"] == expected["params"][0]
+
+
+def test_same_seed_same_episodes_across_processes():
+    here = random_episode_rewards(seed=5)
+    assert here == random_episode_rewards(seed=5)
+    assert here != random_episode_rewards(seed=6)
+    code = (
+        "import json, sys; sys.path.insert(0, 'tests'); from test_env_darts import random_episode_rewards; "
+        "print(json.dumps(random_episode_rewards(seed=5)))"
+    )
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert [tuple(row) for row in json.loads(other)] == here
+
+
+def test_noise_is_seeded_and_noise_free_mode_is_deterministic():
+    genes = SPACE.sample(seed=2)
+    rewards = []
+    for noise, seed in ((True, 0), (True, 0), (True, 1), (False, 0), (False, 1)):
+        env = gym.make(ENV_ID, noise=noise)
+        env.reset(seed=seed)
+        rewards.append(play(env, genes)[0])
+    assert rewards[0] == rewards[1] != rewards[2]
+    assert rewards[3] == rewards[4]
+
+
+def test_illegal_action_ends_the_episode_without_spending_time():
+    env = gym.make(ENV_ID)
+    _, info = env.reset(seed=0)
+    # node 2 has inputs 0 and 1 and input_a must be the smaller one: only 0 is legal
+    np.testing.assert_array_equal(info["action_mask"], [1, 0, 0, 0, 0, 0, 0])
+    obs, reward, terminated, truncated, info = env.step(1)
+    assert terminated and not truncated and reward == 0.0 and info["illegal_action"] is True
+    assert info["sim_time"] == 0.0
+    env.reset()
+    with pytest.raises(RuntimeError, match="architecture is complete"):
+        play(env, SPACE.sample(seed=0))
+        env.step(0)
+
+
+def test_budget_exhaustion_terminates_and_plain_reset_raises():
+    env = gym.make(ENV_ID, budget_seconds=250.0)
+    obs, _ = env.reset(seed=0)
+    assert obs[-1] == 1.0
+    spent = 0
+    while True:
+        reward, info = play(env, SPACE.sample(seed=spent))
+        spent += 1
+        if info["budget_exhausted"]:
+            break
+        obs, _ = env.reset()
+        assert 0.0 < obs[-1] < 1.0  # the remaining fraction is observed
+    assert info["sim_time"] >= 250.0 and spent >= 2
+    with pytest.raises(BudgetExhaustedError, match="reset_budget"):
+        env.reset()
+    _, info = env.reset(options={"reset_budget": True})
+    assert info["sim_time"] == 0.0
+
+
+def test_bad_arguments_raise_clear_errors():
+    with pytest.raises(ValueError, match="budget_seconds must be None or a positive"):
+        gym.make(ENV_ID, budget_seconds=-5)
+    with pytest.raises(ValueError, match="render_mode must be one of"):
+        gym.make(ENV_ID, render_mode="video")
+    with pytest.raises(ValueError, match="unknown surrogate"):
+        gym.make(ENV_ID, surrogate="lgb")
+
+
+def test_renders():
+    env = gym.make(ENV_ID, render_mode="ansi", noise=False)
+    env.reset(seed=0)
+    genes = SPACE.sample(seed=3)
+    play(env, genes)
+    text = env.render()
+    assert SPACE.to_string(genes) in text and "val_accuracy" in text
+    env = gym.make(ENV_ID, render_mode="rgb_array")
+    env.reset(seed=0)
+    blank = env.render()
+    for action in genes[:16]:
+        env.step(int(action))
+    frame = env.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+    assert frame.shape == blank.shape and not np.array_equal(frame, blank)  # drawn edges appear
+
+
+def test_vector_env_matches_single_envs():
+    num_envs = 4
+    venv = gym.make_vec(ENV_ID, num_envs=num_envs, vectorization_mode="vector_entry_point", noise=False)
+    obs, info = venv.reset(seed=0)
+    assert obs.shape == (num_envs, 258)
+    archs = SPACE.sample(num_envs, seed=9)
+    for step in range(SPACE.num_decisions):
+        np.testing.assert_array_equal(info["action_mask"][0], SPACE.action_mask(archs[0, :step]))
+        obs, rewards, terminated, truncated, info = venv.step(archs[:, step])
+    assert terminated.all() and info["_architecture"].all()
+    single = gym.make(ENV_ID, noise=False)
+    for row in range(num_envs):
+        single.reset(seed=0)
+        reward, single_info = play(single, archs[row])
+        assert rewards[row] == pytest.approx(reward)
+        assert info["architecture"][row] == single_info["architecture"]
+        np.testing.assert_array_equal(obs[row], single.unwrapped._obs)
+    # next-step autoreset: the following step starts new architectures and ignores the actions
+    obs, rewards, terminated, _, info = venv.step(np.zeros(num_envs, dtype=int))
+    assert not terminated.any() and (rewards == 0).all()
+    assert (obs[:, 7 * 32] == 1).all()
+
+
+def test_vector_env_flags_illegal_actions_per_copy():
+    venv = gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="vector_entry_point")
+    venv.reset(seed=0)
+    _, rewards, terminated, _, info = venv.step(np.array([0, 6]))  # 6 is no input of node 2
+    assert terminated.tolist() == [False, True]
+    assert info["illegal_action"].tolist() == [False, True]

@@ -1,0 +1,115 @@
+import json
+
+import numpy as np
+import pytest
+import xgboost as xgb
+
+from surrogates.forest import ForestEnsemble
+from surrogates.manifest import AssetError, read_verified_manifest, write_manifest
+from surrogates.metrics import all_metrics, sparse_kendall_tau
+from surrogates.noise import calibration_scale, draw
+from surrogates.xgb import fit_xgb_ensemble
+
+
+@pytest.fixture(scope="module")
+def ensemble_files(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 2, size=(300, 40)).astype(np.float32)
+    x[:, -1] = rng.normal(size=300)  # one continuous feature with arbitrary thresholds
+    y = x[:, :5].sum(axis=1) * 0.01 + 0.02 * x[:, -1] + rng.normal(0, 0.005, size=300)
+    paths = fit_xgb_ensemble(x, y, tmp_path_factory.mktemp("ens"), members=4, seed=1, rounds=60,
+                             params={"max_depth": 5})
+    return x, y, paths
+
+
+def test_forest_matches_xgboost_predictions(ensemble_files):
+    x, _, paths = ensemble_files
+    forest = ForestEnsemble.from_files(paths)
+    rng = np.random.default_rng(5)
+    probe = np.concatenate([x[:50], rng.integers(0, 2, size=(20, 40)).astype(np.float32)])
+    ours = forest.predict(probe)
+    for member, path in enumerate(paths):
+        booster = xgb.Booster(model_file=str(path))
+        np.testing.assert_allclose(ours[:, member], booster.predict(xgb.DMatrix(probe)), rtol=1e-5, atol=1e-6)
+
+
+def test_forest_rejects_wrong_feature_width(ensemble_files):
+    _, _, paths = ensemble_files
+    with pytest.raises(ValueError, match=r"shape \(N, 40\)"):
+        ForestEnsemble.from_files(paths).predict(np.zeros((3, 39)))
+
+
+def test_ensemble_fit_is_deterministic_and_members_differ(ensemble_files, tmp_path):
+    x, y, paths = ensemble_files
+    again = fit_xgb_ensemble(x, y, tmp_path, members=4, seed=1, rounds=60, params={"max_depth": 5})
+    assert [p.read_bytes() for p in again] == [p.read_bytes() for p in paths]
+    predictions = ForestEnsemble.from_files(paths).predict(x[:20])
+    assert predictions.std(axis=1).mean() > 0  # bootstrap members disagree: the spread the noise model uses
+
+
+def test_metrics_on_known_values():
+    y = np.array([0.80, 0.82, 0.84, 0.86])
+    metrics = all_metrics(y, y + 0.001)
+    assert metrics["r2"] == pytest.approx(1 - 4 * 0.001**2 / np.sum((y - y.mean()) ** 2))
+    assert metrics["mae"] == pytest.approx(0.001)
+    assert metrics["kendall_tau"] == pytest.approx(1.0)
+    # predictions equal after rounding to 0.1 % are ties: sparse Kendall tau drops
+    tied = np.array([0.8001, 0.8002, 0.8403, 0.8404])  # rounds to 0.800, 0.800, 0.840, 0.840
+    assert all_metrics(y, tied)["kendall_tau"] == pytest.approx(1.0)
+    assert sparse_kendall_tau(y, tied) == pytest.approx(4 / np.sqrt(6 * 4))  # tau-b with two tied pairs
+
+
+def test_noise_calibration_and_reproducible_draws():
+    assert calibration_scale(np.array([0.001, 0.003]), 0.004) == pytest.approx(2.0)
+    mean, std = np.full(1000, 0.8), np.full(1000, 0.01)
+    a = draw(mean, std, 1.0, np.random.default_rng(3))
+    np.testing.assert_array_equal(a, draw(mean, std, 1.0, np.random.default_rng(3)))
+    assert a.std() == pytest.approx(0.01, rel=0.1)
+    with pytest.raises(ValueError, match="no spread"):
+        calibration_scale(np.zeros(3), 0.01)
+
+
+def test_manifest_detects_missing_and_corrupted_files(tmp_path):
+    model = tmp_path / "model.json"
+    model.write_text(json.dumps({"weights": [1, 2, 3]}))
+    write_manifest(tmp_path, [model], note="test")
+    assert read_verified_manifest(tmp_path, "hint")["note"] == "test"
+    model.write_text(json.dumps({"weights": [1, 2, 4]}))
+    with pytest.raises(AssetError, match=r"corrupted model file .*model.json.*restore me"):
+        read_verified_manifest(tmp_path, "restore me")
+    model.unlink()
+    with pytest.raises(AssetError, match=r"missing model file .*model.json"):
+        read_verified_manifest(tmp_path, "restore me")
+    (tmp_path / "manifest.json").write_text("{broken")
+    with pytest.raises(AssetError, match="corrupted .*manifest.json"):
+        read_verified_manifest(tmp_path, "restore me")
+
+
+def test_numpy_and_merged_paths_agree(ensemble_files):
+    x, _, paths = ensemble_files
+    forest = ForestEnsemble.from_files(paths)
+    np.testing.assert_allclose(forest.predict_numpy(x[:40]), forest.predict_merged(x[:40]), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(forest.predict(x[:3]), forest.predict(x[:40])[:3], rtol=1e-5, atol=1e-6)
+
+
+def test_gin_ensemble_learns_a_graph_signal_and_round_trips(tmp_path):
+    from nas_envs.spaces.darts import DartsSpace
+    from surrogates.gin import GINConfig, GINEnsemble, GraphBatch, pairwise_hinge
+
+    import torch
+
+    space = DartsSpace()
+    archs = space.sample(250, seed=0)
+    graphs = GraphBatch(*space.graphs(archs))
+    # a target that depends on the graph: the share of convolutions (ops 3..6) among the 16 edges
+    y = 0.80 + 0.1 * (space.one_hot(archs).reshape(250, 2, 14, 7)[..., 3:].sum(axis=(1, 2, 3)) / 16)
+    config = GINConfig(num_node_types=8, num_edge_types=8, hidden=16, layers=3, epochs=40, learning_rate=1e-2)
+    ensemble = GINEnsemble.fit(graphs.subset(np.arange(200)), y[:200], config, members=2, seed=0)
+    predicted = ensemble.predict(graphs.subset(np.arange(200, 250))).mean(axis=1)
+    assert np.corrcoef(predicted, y[200:])[0, 1] > 0.9
+    paths = ensemble.save(tmp_path)
+    loaded = GINEnsemble.load(tmp_path, count=len(paths) - 1)
+    np.testing.assert_allclose(loaded.predict(graphs.subset(np.arange(5))), ensemble.predict(graphs.subset(np.arange(5))))
+    # the ranking loss is zero once every better architecture is predicted at least the margin higher
+    assert float(pairwise_hinge(torch.tensor([3.0, 1.0]), torch.tensor([2.0, 1.0]), 0.1)) == 0.0
+    assert float(pairwise_hinge(torch.tensor([1.0, 1.0]), torch.tensor([2.0, 1.0]), 0.1)) == pytest.approx(0.1)
