@@ -70,7 +70,8 @@ def plot_runs(folders: list[Path], output: Path, title: str | None = None) -> di
     for folder in folders:
         for agent, seeds in load_runs(folder).items():
             runs.setdefault(agent, []).extend(seeds)
-    start = min(rows[0]["sim_time"] for seeds in runs.values() for rows in seeds if rows)
+    # from the moment every run has an incumbent, so that means are over all seeds
+    start = max(rows[0]["sim_time"] for seeds in runs.values() for rows in seeds if rows)
     end = max(rows[-1]["sim_time"] for seeds in runs.values() for rows in seeds if rows)
     grid = np.geomspace(start, end, 300)
 

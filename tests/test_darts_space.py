@@ -166,3 +166,13 @@ def test_poor_region_variant_has_many_parameter_free_normal_ops():
         variant = SPACE.poor_region_variant(genes, rng)
         SPACE.validate(variant)
         assert SPACE.count_ops(variant, "normal", PARAMETER_FREE_OPS) >= 5
+
+
+@given(seeds)
+@settings(max_examples=50, deadline=None)
+def test_batched_masks_equal_single_masks(seed):
+    rng = np.random.default_rng(seed)
+    genes = SPACE.sample(16, seed=rng)
+    steps = rng.integers(SPACE.num_decisions, size=16)
+    expected = np.stack([SPACE.action_mask(g[:s]) for g, s in zip(genes, steps)])
+    np.testing.assert_array_equal(SPACE.action_masks(genes, steps), expected)

@@ -113,3 +113,15 @@ def test_gin_ensemble_learns_a_graph_signal_and_round_trips(tmp_path):
     # the ranking loss is zero once every better architecture is predicted at least the margin higher
     assert float(pairwise_hinge(torch.tensor([3.0, 1.0]), torch.tensor([2.0, 1.0]), 0.1)) == 0.0
     assert float(pairwise_hinge(torch.tensor([1.0, 1.0]), torch.tensor([2.0, 1.0]), 0.1)) == pytest.approx(0.1)
+
+
+def test_stacked_gin_equals_each_members_forward():
+    from nas_envs.spaces.darts import DartsSpace
+    from surrogates.gin import GINConfig, GINEnsemble, GraphBatch
+
+    space = DartsSpace()
+    graphs = GraphBatch(*space.graphs(space.sample(40, seed=1)))
+    y = np.linspace(0.8, 0.9, 40)
+    ensemble = GINEnsemble.fit(graphs, y, GINConfig(num_node_types=8, num_edge_types=8, hidden=8, layers=3,
+                                                    epochs=3), members=3, seed=2)
+    np.testing.assert_allclose(ensemble.predict(graphs), ensemble.predict_per_member(graphs), rtol=1e-5, atol=1e-6)

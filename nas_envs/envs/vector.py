@@ -79,8 +79,7 @@ class SequentialNASVectorEnv(VectorEnv):
         self._obs[rows] = 0.0
         self._obs[rows, d * a] = 1.0
         self._obs[rows, -1] = self._remaining(rows)
-        first = self.space.action_mask(self._genes[0, :0])
-        self._masks[rows] = first
+        self._masks[rows] = self.space.action_mask(self._genes[0, :0])
 
     def _remaining(self, rows: np.ndarray) -> np.ndarray:
         if self.budget_seconds is None:
@@ -137,8 +136,8 @@ class SequentialNASVectorEnv(VectorEnv):
             info["budget_exhausted"] = self.budget_exhausted.copy()
             info["sim_time"] = self.sim_time.copy()
 
-        for row in rows[self._steps[rows] < d]:
-            self._masks[row] = self.space.action_mask(self._genes[row, : self._steps[row]])
+        building = rows[self._steps[rows] < d]
+        self._masks[building] = self.space.action_masks(self._genes[building], self._steps[building])
         done = terminated | truncated
         self._masks[done] = 0
         info["action_mask"] = self._masks.copy()

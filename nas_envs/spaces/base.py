@@ -33,6 +33,12 @@ class SearchSpace(ABC):
     def action_mask(self, prefix: np.ndarray) -> np.ndarray:
         """Legal choices (int8 array of length ``num_actions``) for decision ``len(prefix)`` after ``prefix``."""
 
+    def action_masks(self, genes: np.ndarray, steps: np.ndarray) -> np.ndarray:
+        """:meth:`action_mask` for a batch: row ``i`` after the prefix ``genes[i, :steps[i]]``; ``(N, A)`` int8."""
+        return np.stack([self.action_mask(g[:s]) for g, s in zip(genes, steps)]) if len(genes) else np.zeros(
+            (0, self.num_actions), dtype=np.int8
+        )
+
     # --- validity and canonical form ------------------------------------------------------------------------
     @abstractmethod
     def validate(self, genes: np.ndarray) -> None:

@@ -73,6 +73,20 @@ class DartsSpace(SearchSpace):
             mask[:] = 1
         return mask
 
+    def action_masks(self, genes: np.ndarray, steps: np.ndarray) -> np.ndarray:
+        steps = np.asarray(steps, dtype=np.int64)
+        if ((steps < 0) | (steps >= self.num_decisions)).any():
+            raise ValueError(f"darts: decision indices must be in [0, {self.num_decisions})")
+        node = (steps % GENES_PER_CELL) // GENES_PER_NODE
+        slot = steps % GENES_PER_NODE
+        choice = np.arange(self.num_actions)[None, :]
+        first_input = genes[np.arange(len(steps)), np.maximum(steps - 2, 0)]
+        mask = np.ones((len(steps), self.num_actions), dtype=bool)
+        is_a, is_b = slot == _IN_A, slot == _IN_B
+        mask[is_a] = choice <= node[is_a, None]
+        mask[is_b] = (choice > first_input[is_b, None]) & (choice <= node[is_b, None] + 1)
+        return mask.astype(np.int8)
+
     def decision_kind(self, step: int) -> str:
         """'input' or 'op': what the action of decision ``step`` selects."""
         return "input" if _position(step)[2] in (_IN_A, _IN_B) else "op"

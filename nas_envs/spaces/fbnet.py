@@ -38,6 +38,9 @@ class FBNetSpace(SearchSpace):
             raise ValueError(f"fbnet: decision index must be in [0, {self.num_decisions}), got {len(prefix)}")
         return np.ones(self.num_actions, dtype=np.int8)
 
+    def action_masks(self, genes: np.ndarray, steps: np.ndarray) -> np.ndarray:
+        return np.ones((len(steps), self.num_actions), dtype=np.int8)
+
     def validate(self, genes: np.ndarray) -> None:
         bad = np.flatnonzero((genes < 0) | (genes >= len(BLOCKS)))
         if len(bad):
