@@ -15,7 +15,7 @@ def _collect(args: argparse.Namespace) -> int:
 
     protocol = args.protocol or DEFAULT_PROTOCOL[args.space]
     seeds = args.seeds if args.seeds is not None else (3 if args.subset == "noise" else 1)
-    jobs = plan(args.space, args.source, args.subset, args.n, seeds, start=args.start)
+    jobs = plan(args.space, args.source, args.subset, args.n, seeds, start=args.start, trajectory=args.trajectory)
     path = Path(args.out) if args.out else data_path(protocol)
     collect(path, protocol, jobs, workers=args.workers, backend=args.backend)
     return 0
@@ -29,6 +29,28 @@ def _fit(args: argparse.Namespace) -> int:
     result = fit_surrogate(args.space, kind=args.model, protocol_name=args.protocol, seed=args.seed)
     summary = {k: result[k] for k in ("held_out_metrics", "noise_calibration", "noise_subset", "fit_records")}
     print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _evaluate_surrogate(args: argparse.Namespace) -> int:
+    import json
+
+    from nas_envs.benchmarks import make_benchmark
+    from nas_envs.benchmarks.fit import leave_one_source_out, quality_against_data_size
+
+    bench = make_benchmark(args.space, surrogate="xgb" if args.model == "runtime" else args.model)
+    entry = bench.manifest["models"][args.model]
+    print(json.dumps({"bundled": {k: entry[k] for k in ("fit_records", "held_out_records", "held_out_metrics",
+                                                         "noise_subset", "noise_calibration")}}, indent=2))
+    if args.leave_one_source_out:
+        print(json.dumps({"leave_one_source_out": leave_one_source_out(args.space, args.model)}, indent=2))
+    if args.learning_curve:
+        from nas_envs.benchmarks.plots import plot_quality_against_data_size
+
+        curve = quality_against_data_size(args.space, args.model)
+        print(json.dumps({"quality_against_data_size": curve}, indent=2))
+        plot_quality_against_data_size(curve, Path(args.learning_curve), f"{args.space} {args.model}")
+        print(f"wrote {args.learning_curve}")
     return 0
 
 
@@ -70,6 +92,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]
     collect.add_argument("--source", default="random", choices=["random", "param-free"])
     collect.add_argument("--subset", default="train", choices=["train", "noise"],
                          help="'noise': the held-out repeated subset (3 seeds by default)")
+    collect.add_argument("--trajectory", default="", help="train the architectures of this trajectory file "
+                         "(written by 'nas-envs run'; commit it under assets/data/trajectories/)")
     collect.add_argument("--seeds", type=int, default=None, help="seeds per architecture")
     collect.add_argument("--workers", type=int, default=1)
     collect.add_argument("--backend", default="local", choices=["local", "ray"])
@@ -83,6 +107,14 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]
     fit.add_argument("--seed", type=int, default=0)
     fit.add_argument("--protocol", default=None)
     fit.set_defaults(handler=_fit)
+
+    evaluate = commands.add_parser("evaluate-surrogate", help="quality metrics of a bundled surrogate")
+    evaluate.add_argument("space", choices=["darts", "fbnet"])
+    evaluate.add_argument("--model", default="xgb", choices=["xgb", "gin", "runtime"])
+    evaluate.add_argument("--leave-one-source-out", action="store_true", help="refit without each source in turn")
+    evaluate.add_argument("--learning-curve", default=None, metavar="PNG",
+                          help="refit on 10%%..100%% of the data and plot R2 and sparse Kendall tau")
+    evaluate.set_defaults(handler=_evaluate_surrogate)
 
     card = commands.add_parser("data-card", help="numbers and analysis plots of the collected ground truth")
     card.add_argument("space", choices=["darts", "fbnet"])

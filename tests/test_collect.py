@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from nas_envs.groundtruth.collect import collect, job_architecture, plan, read_records, repair_tail
+from nas_envs.groundtruth.collect import Job, collect, job_architecture, plan, read_records, repair_tail
 from nas_envs.spaces import get_space
 
 SMOKE = "darts-smoke"
@@ -23,9 +23,9 @@ def collect_command(out, n):
 
 def test_job_architectures_are_deterministic_and_streams_differ():
     space = get_space("darts")
-    a = job_architecture(space, "random", "train", 7)
-    np.testing.assert_array_equal(a, job_architecture(space, "random", "train", 7))
-    assert not np.array_equal(a, job_architecture(space, "random", "noise", 7))
+    a = job_architecture(space, Job("darts", "random", "train", 7, 0))
+    np.testing.assert_array_equal(a, job_architecture(space, Job("darts", "random", "train", 7, 0)))
+    assert not np.array_equal(a, job_architecture(space, Job("darts", "random", "noise", 7, 0)))
     jobs = plan("darts", "random", "noise", 2, seeds=3)
     assert [j.key for j in jobs][:3] == ["random/noise/0/r0", "random/noise/0/r1", "random/noise/0/r2"]
     assert len({j.seed for j in jobs}) == 6
@@ -108,3 +108,21 @@ def test_records_are_json_lines_with_sorted_keys(tmp_path):
     from nas_envs.spaces.darts import PARAMETER_FREE_OPS
 
     assert get_space("darts").count_ops(np.array(record["genes"]), "normal", PARAMETER_FREE_OPS) >= 5
+
+
+def test_trajectory_jobs_train_the_optimisers_architectures_after_its_initial_population(tmp_path):
+    from nas_envs.groundtruth.collect import trajectory_architectures
+
+    trajectory = tmp_path / "re" / "seed_0.jsonl"
+    trajectory.parent.mkdir()
+    space = get_space("darts")
+    archs = [space.to_string(g) for g in space.sample(104, seed=0)]
+    rows = archs[:102] + [archs[101], archs[102], archs[103]]  # one repeat after the initial population
+    trajectory.write_text("".join(json.dumps({"architecture": a}) + "\n" for a in rows))
+    assert trajectory_architectures(str(trajectory)) == [archs[100], archs[101], archs[102], archs[103]]
+    jobs = plan("darts", "random", "train", 2, 1, trajectory=str(trajectory))
+    assert [j.source for j in jobs] == ["re", "re"]
+    assert jobs[0].key == "re:seed_0/train/0/r0"
+    assert space.to_string(job_architecture(space, jobs[1])) == archs[101]
+    with pytest.raises(ValueError, match="holds 4 architectures"):
+        plan("darts", "random", "train", 5, 1, trajectory=str(trajectory))

@@ -96,6 +96,58 @@ def surrogate_against_table(values: list[np.ndarray], predicted: np.ndarray, con
     }
 
 
+@dataclass
+class FitReport:
+    """What one fit produced: per target the model files, the metrics, and the noise calibration."""
+
+    files: dict[str, list[Path]]
+    held_out: dict[str, dict]
+    noise_subset: dict[str, dict]
+    scale: dict[str, float]
+    calibration: dict[str, dict]
+
+
+def fit_and_score(
+    kind: str, space, data: Dataset, fit_rows: np.ndarray, eval_rows: np.ndarray, folder: Path, seed: int
+) -> FitReport:
+    """Fit ``kind``'s ensembles on ``fit_rows`` into ``folder``; score them on ``eval_rows`` and the noise subset."""
+    model_kind = MODEL_KINDS[kind]
+    inputs = model_kind.inputs(space, data.genes)
+    noise_inputs = model_kind.inputs(space, data.noise_genes) if len(data.noise_genes) >= 2 else None
+    report = FitReport({}, {}, {}, {}, {})
+    for target in model_kind.targets:
+        y = data.targets[target]
+        paths = model_kind.fit_and_save(_rows(inputs, fit_rows), y[fit_rows], folder / kind / target, seed)
+        report.files[target] = paths
+        model = model_kind.load(paths)
+        if len(eval_rows) >= 2:
+            report.held_out[target] = all_metrics(y[eval_rows], model.predict(_rows(inputs, eval_rows)).mean(axis=1))
+        report.scale[target] = 1.0
+        report.calibration[target] = {"calibrated": False}
+        if noise_inputs is not None:
+            mean, std = ensemble_mean_std(model.predict(noise_inputs))
+            seed_std = float(np.mean([v.std(ddof=1) for v in data.noise_targets[target]]))
+            report.scale[target] = calibration_scale(std, seed_std)
+            report.calibration[target] = {
+                "calibrated": True,
+                "ensemble_std_before": float(std.mean()),
+                "measured_seed_std": seed_std,
+                "scale": report.scale[target],
+            }
+            report.noise_subset[target] = surrogate_against_table(
+                data.noise_targets[target], mean, constant=float(y[fit_rows].mean())
+            )
+    return report
+
+
+def _resolve(space_name: str, kind: str, protocol_name: str | None) -> tuple[object, str, Path, Dataset]:
+    if kind not in MODEL_KINDS:
+        raise ValueError(f"unknown surrogate kind {kind!r}; allowed: {sorted(MODEL_KINDS)}")
+    protocol_name = protocol_name or DEFAULT_PROTOCOL[space_name]
+    source_path = data_path(protocol_name)
+    return get_space(space_name), protocol_name, source_path, load_dataset(source_path, protocol_name)
+
+
 def fit_surrogate(
     space_name: str, kind: str = "xgb", protocol_name: str | None = None, seed: int = 0, out_dir: Path | None = None
 ) -> dict:
@@ -103,54 +155,19 @@ def fit_surrogate(
     and (re)write that part of the benchmark's bundle and its manifest. Returns the manifest entry written."""
     from nas_envs.groundtruth.cost_tables import build_cost_table
 
-    if kind not in MODEL_KINDS:
-        raise ValueError(f"unknown surrogate kind {kind!r}; allowed: {sorted(MODEL_KINDS)}")
-    model_kind = MODEL_KINDS[kind]
-    space = get_space(space_name)
-    protocol_name = protocol_name or DEFAULT_PROTOCOL[space_name]
-    source_path = data_path(protocol_name)
-    data = load_dataset(source_path, protocol_name)
+    space, protocol_name, source_path, data = _resolve(space_name, kind, protocol_name)
     bundle = out_dir or assets_dir() / "models" / space_name
     fit_rows, held_rows = held_out_split(data.sources, seed)
-    inputs = model_kind.inputs(space, data.genes)
-    noise_inputs = model_kind.inputs(space, data.noise_genes) if len(data.noise_genes) >= 2 else None
 
     # Fit into a scratch folder and move into place at the end: a crash never leaves a half-written bundle.
     bundle.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".fit-", dir=bundle))
     try:
-        files: dict[str, list[str]] = {}
-        held_out: dict[str, dict] = {}
-        against_table: dict[str, dict] = {}
-        scale: dict[str, float] = {}
-        calibration: dict[str, dict] = {}
-        for target in model_kind.targets:
-            y = data.targets[target]
-            paths = model_kind.fit_and_save(_rows(inputs, fit_rows), y[fit_rows], scratch / kind / target, seed)
-            files[target] = [f"{kind}/{target}/{p.name}" for p in paths]
-            model = model_kind.load(paths)
-            held_out[target] = all_metrics(y[held_rows], model.predict(_rows(inputs, held_rows)).mean(axis=1))
-            scale[target] = 1.0
-            calibration[target] = {"calibrated": False}
-            if noise_inputs is not None:
-                mean, std = ensemble_mean_std(model.predict(noise_inputs))
-                seed_std = float(np.mean([v.std(ddof=1) for v in data.noise_targets[target]]))
-                scale[target] = calibration_scale(std, seed_std)
-                calibration[target] = {
-                    "calibrated": True,
-                    "ensemble_std_before": float(std.mean()),
-                    "measured_seed_std": seed_std,
-                    "scale": scale[target],
-                }
-                against_table[target] = surrogate_against_table(
-                    data.noise_targets[target], mean, constant=float(y[fit_rows].mean())
-                )
-
+        report = fit_and_score(kind, space, data, fit_rows, held_rows, scratch, seed)
         costs_path = bundle / "costs.json"
         costs = json.loads(costs_path.read_text()) if costs_path.exists() else None
         if costs is None or costs.get("protocol") != protocol_name:
             (scratch / "costs.json").write_text(json.dumps(build_cost_table(space, PROTOCOLS[protocol_name])) + "\n")
-
         # Move into place: the new files replace the old ones of this model only.
         if (bundle / kind).exists():
             shutil.rmtree(bundle / kind)
@@ -163,12 +180,12 @@ def fit_surrogate(
     previous = json.loads((bundle / MANIFEST).read_text()) if (bundle / MANIFEST).exists() else {}
     models = previous.get("models", {}) if previous.get("protocol") == protocol_name else {}
     models[kind] = {
-        "files": files,
-        "noise_scale": scale,
+        "files": {t: [f"{kind}/{t}/{p.name}" for p in paths] for t, paths in report.files.items()},
+        "noise_scale": report.scale,
         "seed": seed,
-        "held_out_metrics": held_out,
-        "noise_calibration": calibration,
-        "noise_subset": against_table,
+        "held_out_metrics": report.held_out,
+        "noise_calibration": report.calibration,
+        "noise_subset": report.noise_subset,
         "fit_records": int(len(fit_rows)),
         "held_out_records": int(len(held_rows)),
         "data_sha256": sha256_file(source_path),
@@ -183,6 +200,38 @@ def fit_surrogate(
         models=models,
     )
     return models[kind]
+
+
+def leave_one_source_out(space_name: str, kind: str = "xgb", protocol_name: str | None = None, seed: int = 0) -> dict:
+    """For every source with at least two records: fit on all other sources, score on that one."""
+    space, _, _, data = _resolve(space_name, kind, protocol_name)
+    out = {}
+    for source in sorted(set(data.sources)):
+        held = np.flatnonzero(data.sources == source)
+        rest = np.flatnonzero(data.sources != source)
+        if len(held) < 2 or len(rest) < 10:
+            continue
+        with tempfile.TemporaryDirectory() as folder:
+            out[source] = fit_and_score(kind, space, data, rest, held, Path(folder), seed).held_out
+    return out
+
+
+def quality_against_data_size(
+    space_name: str, kind: str = "xgb", protocol_name: str | None = None, seed: int = 0,
+    fractions: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+) -> list[dict]:
+    """Refit on growing random subsets of the fitting split; score on the fixed held-out split and noise subset."""
+    space, _, _, data = _resolve(space_name, kind, protocol_name)
+    fit_rows, held_rows = held_out_split(data.sources, seed)
+    order = np.random.default_rng(seed).permutation(fit_rows)
+    rows = []
+    for fraction in fractions:
+        subset = np.sort(order[: max(10, int(round(fraction * len(order))))])
+        with tempfile.TemporaryDirectory() as folder:
+            report = fit_and_score(kind, space, data, subset, held_rows, Path(folder), seed)
+        rows.append({"fraction": fraction, "records": int(len(subset)), "held_out": report.held_out,
+                     "noise_subset": report.noise_subset})
+    return rows
 
 
 def _rows(inputs, rows: np.ndarray):

@@ -16,6 +16,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import lru_cache
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -25,7 +26,7 @@ import numpy as np
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
 
-SOURCES = ("random", "param-free")
+SOURCES = ("random", "param-free")  # plus optimiser trajectories, named after their agent
 SUBSETS = ("train", "noise")
 # Distinct random streams per (source, subset), so that adding jobs to one never changes another's architectures.
 _STREAM_IDS = {("random", "train"): 1, ("random", "noise"): 2, ("param-free", "train"): 3, ("param-free", "noise"): 4}
@@ -38,6 +39,7 @@ class Job:
     subset: str
     index: int
     replicate: int
+    trajectory: str = ""  # for optimiser trajectories: the committed trajectory file the architectures come from
 
     @property
     def seed(self) -> int:
@@ -46,25 +48,49 @@ class Job:
 
     @property
     def key(self) -> str:
-        return f"{self.source}/{self.subset}/{self.index}/r{self.replicate}"
+        stream = f"{self.source}:{Path(self.trajectory).stem}" if self.trajectory else self.source
+        return f"{stream}/{self.subset}/{self.index}/r{self.replicate}"
 
 
-def job_architecture(space: SearchSpace, source: str, subset: str, index: int) -> np.ndarray:
-    """The architecture of job ``index`` in the stream (source, subset): deterministic across processes."""
-    rng = np.random.default_rng([_STREAM_IDS[(source, subset)], index])
+def job_architecture(space: SearchSpace, job: Job) -> np.ndarray:
+    """The architecture of a job: a pure function of the job, identical in every process and session."""
+    if job.trajectory:
+        return space.from_string(trajectory_architectures(job.trajectory)[job.index])
+    rng = np.random.default_rng([_STREAM_IDS[(job.source, job.subset)], job.index])
     genes = space.sample(seed=rng)
-    if source == "param-free":
+    if job.source == "param-free":
         genes = space.poor_region_variant(genes, rng)
     return genes
 
 
-def plan(space: str, source: str, subset: str, n: int, seeds: int, start: int = 0) -> list[Job]:
-    """Jobs for architectures ``start .. n-1`` of a stream, ``seeds`` seeds each (seeds adjacent in order)."""
-    if source not in SOURCES:
-        raise ValueError(f"unknown source {source!r}; allowed: {SOURCES}")
+@lru_cache(maxsize=8)
+def trajectory_architectures(path: str, skip: int = 100) -> list[str]:
+    """Distinct architectures of a trajectory file written by ``nas-envs run``, in the order the optimiser
+    evaluated them, after its first ``skip`` evaluations (regularized evolution's random initial population)."""
+    seen: dict[str, None] = {}
+    with open(path) as handle:
+        for number, line in enumerate(handle):
+            if number >= skip:
+                seen.setdefault(json.loads(line)["architecture"], None)
+    return list(seen)
+
+
+def plan(space: str, source: str, subset: str, n: int, seeds: int, start: int = 0, trajectory: str = "") -> list[Job]:
+    """Jobs for architectures ``start .. n-1`` of a stream, ``seeds`` seeds each (seeds adjacent in order).
+
+    With ``trajectory`` (a trajectory file of ``nas-envs run``), the stream is that file's architectures and the
+    source is the agent that produced it (the name of the file's folder).
+    """
     if subset not in SUBSETS:
         raise ValueError(f"unknown subset {subset!r}; allowed: {SUBSETS}")
-    return [Job(space, source, subset, i, s) for i in range(start, n) for s in range(seeds)]
+    if trajectory:
+        available = len(trajectory_architectures(trajectory))
+        if n > available:
+            raise ValueError(f"{trajectory} holds {available} architectures after its initial population; asked {n}")
+        source = Path(trajectory).parent.name
+    elif source not in SOURCES:
+        raise ValueError(f"unknown source {source!r}; allowed: {SOURCES} or --trajectory FILE")
+    return [Job(space, source, subset, i, s, trajectory) for i in range(start, n) for s in range(seeds)]
 
 
 def read_records(path: Path) -> list[dict]:
@@ -127,7 +153,7 @@ def run_job(protocol_name: str, job: Job) -> dict:
 
     protocol = PROTOCOLS[protocol_name]
     space = get_space(job.space)
-    genes = job_architecture(space, job.source, job.subset, job.index)
+    genes = job_architecture(space, job)
     measured = train(protocol, genes.tolist(), job.seed)
     return {
         "job": job.key,
