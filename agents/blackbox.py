@@ -169,6 +169,30 @@ class Bananas(BlackBoxAgent):
                 scores.append(evaluate(pool[index]))
 
 
+class TPE(BlackBoxAgent):
+    """Optuna's Tree-structured Parzen Estimator over the ``[0, 1]^D`` embedding used by DE (as NAS-Bench-301 ran
+    TPE over a continuous-valued configuration space)."""
+
+    name = "tpe"
+
+    def __init__(self, startup_trials: int = 10) -> None:
+        self.startup_trials = startup_trials
+
+    def run(self, evaluate: Evaluate, space: SearchSpace, rng: np.random.Generator) -> None:
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.ERROR)  # the budget-spent trial is an expected stop
+        sampler = optuna.samplers.TPESampler(n_startup_trials=self.startup_trials, seed=int(rng.integers(2**31)))
+        study = optuna.create_study(direction="maximize", sampler=sampler)
+
+        def objective(trial) -> float:
+            vector = np.array([trial.suggest_float(f"x{d}", 0.0, 1.0) for d in range(space.num_decisions)])
+            return evaluate(decode_unit_vector(space, vector))
+
+        study.optimize(objective, n_trials=None)  # SearchBudgetSpent ends the loop
+
+
 AGENTS: dict[str, type[BlackBoxAgent]] = {
-    agent.name: agent for agent in (RandomSearch, RegularizedEvolution, LocalSearch, DifferentialEvolution, Bananas)
+    agent.name: agent
+    for agent in (RandomSearch, RegularizedEvolution, LocalSearch, DifferentialEvolution, Bananas, TPE)
 }

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
+from agents.runner import AGENT_NAMES
 from nas_envs.cli import build_parser, dispatch
 
 
@@ -32,12 +34,27 @@ def _plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _curve(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+
+    from agents.plot import reward_curve
+    from agents.runner import load_runs
+
+    runs = load_runs(Path(args.dir))[args.agent]
+    env_id = json.loads((Path(args.dir) / args.agent / "run.json").read_text())["env_id"]
+    decisions = gym.make(env_id).unwrapped.space.num_decisions
+    print(f"{'env steps':>10} {'mean val accuracy of the window':>32}  ({len(runs)} seeds, {args.window} architectures a window)")
+    for step, mean, se in reward_curve(runs, args.window, decisions):
+        print(f"{step:>10} {100 * mean:>26.3f} +- {100 * se:.3f}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser, commands = build_parser()
 
     run = commands.add_parser("run", help="run an agent for several seeds on a simulated budget")
     run.add_argument("--env", required=True, help="environment id, e.g. SurrNAS-DARTS-v0")
-    run.add_argument("--agent", required=True, choices=["rs", "re", "ls", "de", "bananas", "reinforce", "ppo"])
+    run.add_argument("--agent", required=True, choices=AGENT_NAMES)
     run.add_argument("--budget", required=True, help="simulated budget: seconds or 90m, 24h, 2d")
     run.add_argument("--seeds", type=int, default=10, help="number of seeds")
     run.add_argument("--first-seed", type=int, default=0)
@@ -53,6 +70,12 @@ def main(argv: list[str] | None = None) -> int:
     plot.add_argument("-o", "--output", required=True, help="PNG file to write")
     plot.add_argument("--title", default=None)
     plot.set_defaults(handler=_plot)
+
+    curve = commands.add_parser("curve", help="learning curve of an RL agent: reward of completed architectures")
+    curve.add_argument("dir", help="run folder written by 'nas-envs run'")
+    curve.add_argument("--agent", default="ppo")
+    curve.add_argument("--window", type=int, default=100, help="architectures per point")
+    curve.set_defaults(handler=_curve)
 
     return dispatch(parser, argv)
 

@@ -95,3 +95,14 @@ def plot_runs(folders: list[Path], output: Path, title: str | None = None) -> di
     figure.savefig(output, dpi=120)
     plt.close(figure)
     return summarise(runs)
+
+
+def reward_curve(runs: list[list[dict]], window: int, steps_per_architecture: int) -> list[tuple[int, float, float]]:
+    """Learning curve of an RL agent: mean and standard error over seeds of the mean validation accuracy of
+    consecutive windows of ``window`` completed architectures, against environment steps."""
+    length = min(len(rows) for rows in runs) // window
+    curve = []
+    for k in range(length):
+        means = np.array([np.mean([r["val_accuracy"] for r in rows[k * window : (k + 1) * window]]) for rows in runs])
+        curve.append(((k + 1) * window * steps_per_architecture, float(means.mean()), float(_standard_error(means))))
+    return curve

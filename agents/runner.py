@@ -23,7 +23,7 @@ import nas_envs  # noqa: F401 - registers the environment ids
 from nas_envs.parallel import ray_imap_unordered
 from agents.trajectory import Evaluator, SearchBudgetSpent, TrajectoryRecorder
 
-AGENT_NAMES = ("rs", "re", "ls", "de", "bananas", "reinforce", "ppo")
+AGENT_NAMES = ("rs", "re", "ls", "de", "bananas", "tpe", "reinforce", "ppo")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 

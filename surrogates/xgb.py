@@ -9,14 +9,14 @@ import numpy as np
 DEFAULT_PARAMS: dict = {
     "objective": "reg:squarederror",
     "max_depth": 4,
-    "eta": 0.05,
+    "eta": 0.1,
     "subsample": 0.8,
     "colsample_bytree": 0.5,
     "min_child_weight": 2.0,
     "lambda": 1.0,
     "nthread": 1,
 }
-DEFAULT_ROUNDS = 200
+DEFAULT_ROUNDS = 100
 
 
 def train_members(

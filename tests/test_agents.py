@@ -94,3 +94,16 @@ def test_incumbent_on_grid_is_a_step_function():
     rows = [{"sim_time": 10.0, "v": 0.5}, {"sim_time": 20.0, "v": 0.7}]
     np.testing.assert_array_equal(incumbent_on_grid(rows, np.array([5.0, 10.0, 15.0, 25.0]), "v")[1:], [0.5, 0.5, 0.7])
     assert np.isnan(incumbent_on_grid(rows, np.array([5.0]), "v")[0])
+
+
+def test_reward_curve_windows_and_cli(tmp_path, capsys):
+    from agents.plot import reward_curve
+
+    runs = [[{"val_accuracy": v} for v in (0.1, 0.2, 0.3, 0.4, 0.5)], [{"val_accuracy": v} for v in (0.3, 0.4, 0.5, 0.6)]]
+    curve = reward_curve(runs, window=2, steps_per_architecture=32)
+    assert [c[0] for c in curve] == [64, 128]
+    assert curve[0][1] == pytest.approx((0.15 + 0.35) / 2) and curve[1][1] == pytest.approx((0.35 + 0.55) / 2)
+    out = tmp_path / "runs"
+    main(["run", "--env", ENV_ID, "--agent", "reinforce", "--budget", "6h", "--seeds", "1", "--out", str(out)])
+    assert main(["curve", str(out), "--agent", "reinforce", "--window", "10"]) == 0
+    assert "env steps" in capsys.readouterr().out

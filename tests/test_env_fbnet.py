@@ -1,0 +1,67 @@
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+import nas_envs
+from nas_envs.spaces.fbnet import FBNetSpace
+
+ENV_ID = "SurrNAS-FBNet-v0"
+SPACE = FBNetSpace()
+
+
+def play(env, genes):
+    for action in genes:
+        _, reward, terminated, _, info = env.step(int(action))
+    assert terminated
+    return reward, info
+
+
+def test_checkers_pass():
+    check_env(gym.make(ENV_ID).unwrapped)
+    sb3_check_env(gym.make(ENV_ID).unwrapped)
+
+
+def test_episode_contract_and_benchmark_agreement():
+    env = gym.make(ENV_ID, noise=False)
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (222,) and info["action_mask"].tolist() == [1] * 9
+    genes = SPACE.sample(seed=1)
+    reward, info = play(env, genes)
+    assert info["architecture"] == SPACE.to_string(genes)
+    expected = nas_envs.make_benchmark("fbnet").evaluate(genes[None], noise=False)
+    assert reward == pytest.approx(expected["val_accuracy"][0])
+    assert info["objectives"]["params"] == expected["params"][0]
+    assert 0.3 < reward < 1.0
+
+
+def test_seeded_noise_and_renders():
+    genes = SPACE.sample(seed=2)
+    rewards = []
+    for seed in (0, 0, 1):
+        env = gym.make(ENV_ID)
+        env.reset(seed=seed)
+        rewards.append(play(env, genes)[0])
+    assert rewards[0] == rewards[1] != rewards[2]
+    env = gym.make(ENV_ID, render_mode="rgb_array")
+    env.reset(seed=0)
+    for action in genes[:5]:
+        env.step(int(action))
+    frame = env.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3
+    env = gym.make(ENV_ID, render_mode="ansi")
+    env.reset(seed=0)
+    play(env, genes)
+    assert "FBNet([" in env.render()
+
+
+def test_vector_env_batches_completions():
+    venv = gym.make_vec(ENV_ID, num_envs=3, vectorization_mode="vector_entry_point", noise=False)
+    venv.reset(seed=0)
+    archs = SPACE.sample(3, seed=4)
+    for step in range(22):
+        _, rewards, terminated, _, info = venv.step(archs[:, step])
+    assert terminated.all()
+    expected = nas_envs.make_benchmark("fbnet").evaluate(archs, noise=False)["val_accuracy"]
+    np.testing.assert_allclose(rewards, expected)
