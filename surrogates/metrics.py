@@ -30,11 +30,17 @@ def spearman(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     return float(stats.spearmanr(y_true, y_pred).statistic)
 
 
+def bias(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Mean signed error: positive when the surrogate over-predicts."""
+    return float(np.mean(np.asarray(y_pred, dtype=float) - np.asarray(y_true, dtype=float)))
+
+
 def all_metrics(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
     return {
         "n": int(len(y_true)),
         "r2": r2(y_true, y_pred),
         "mae": mae(y_true, y_pred),
+        "bias": bias(y_true, y_pred),
         "kendall_tau": kendall_tau(y_true, y_pred),
         "sparse_kendall_tau": sparse_kendall_tau(y_true, y_pred),
         "spearman": spearman(y_true, y_pred),

@@ -51,7 +51,7 @@ def test_metrics_on_known_values():
     y = np.array([0.80, 0.82, 0.84, 0.86])
     metrics = all_metrics(y, y + 0.001)
     assert metrics["r2"] == pytest.approx(1 - 4 * 0.001**2 / np.sum((y - y.mean()) ** 2))
-    assert metrics["mae"] == pytest.approx(0.001)
+    assert metrics["mae"] == pytest.approx(0.001) and metrics["bias"] == pytest.approx(0.001)
     assert metrics["kendall_tau"] == pytest.approx(1.0)
     # predictions equal after rounding to 0.1 % are ties: sparse Kendall tau drops
     tied = np.array([0.8001, 0.8002, 0.8403, 0.8404])  # rounds to 0.800, 0.800, 0.840, 0.840

@@ -20,6 +20,8 @@ class SequentialNASVectorEnv(VectorEnv):
     per copy are those of the single environment (illegal actions, rewards, budget), and ``info`` holds arrays:
     ``action_mask`` ``(N, A)``, ``sim_time`` ``(N,)``, and, flagged by ``info["_architecture"]`` for the copies
     that completed an architecture this step, ``architecture`` and ``objectives`` (a dict of ``(N,)`` arrays).
+    A copy whose budget is spent cannot start another architecture: the step that would autoreset it raises
+    :class:`BudgetExhaustedError`; ``reset()`` starts fresh budgets for all copies.
     """
 
     metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}

@@ -76,6 +76,15 @@ PROTOCOLS: dict[str, Protocol] = {
             weight_decay=5e-4,
             label_smoothing=0.1,
         ),
+        # Noise pilot: the 4-epoch FBNet protocol measured a noise ratio below 1 (see assets/data/README.md).
+        Protocol(
+            name="fbnet-fmnist14-half-e8-v1",
+            space="fbnet",
+            network={"width_multiplier": 0.5},
+            epochs=8,
+            weight_decay=5e-4,
+            label_smoothing=0.1,
+        ),
     )
 }
 DEFAULT_PROTOCOL = {"darts": "darts-fmnist14-c8l8-e4-v1", "fbnet": "fbnet-fmnist14-half-e4-v1"}
