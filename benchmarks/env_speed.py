@@ -48,7 +48,8 @@ def single_env_rates(env_id: str, episodes: int) -> tuple[float, float]:
     for episode in range(episodes):
         _, info = env.reset()
         for decision in range(decisions):
-            action = masked_random_actions(info["action_mask"][None], uniform[episode, decision : decision + 1])[0]
+            legal = np.flatnonzero(info["action_mask"])
+            action = legal[int(uniform[episode, decision] * len(legal))]
             _, _, terminated, _, info = env.step(action)
             steps += 1
     elapsed = time.perf_counter() - start

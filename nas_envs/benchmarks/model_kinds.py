@@ -24,6 +24,8 @@ class Predictor(Protocol):
 class ForestKind:
     """XGBoost ensembles on the space's tabular features."""
 
+    input_name = "features"
+
     def __init__(self, name: str, targets: tuple[str, ...]) -> None:
         self.name = name
         self.targets = targets
@@ -47,6 +49,7 @@ class GINKind:
 
     name = "gin"
     targets = ("val_accuracy", "test_accuracy")
+    input_name = "graphs"
 
     def inputs(self, space: SearchSpace, genes: np.ndarray):
         from surrogates.gin import GraphBatch

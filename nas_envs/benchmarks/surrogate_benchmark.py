@@ -97,12 +97,13 @@ class SurrogateBenchmark:
 
     def predict_members(self, genes: np.ndarray) -> dict[str, np.ndarray]:
         """Raw member predictions ``(N, members)`` per surrogate target, for canonical genes."""
-        inputs: dict[str, object] = {}
+        inputs: dict[str, object] = {}  # encodings shared by kinds that read the same input
         out = {}
         for target, (kind, model) in self._models.items():
-            if kind not in inputs:
-                inputs[kind] = MODEL_KINDS[kind].inputs(self.space, genes)
-            out[target] = model.predict(inputs[kind])
+            model_kind = MODEL_KINDS[kind]
+            if model_kind.input_name not in inputs:
+                inputs[model_kind.input_name] = model_kind.inputs(self.space, genes)
+            out[target] = model.predict(inputs[model_kind.input_name])
         return out
 
     def evaluate(
