@@ -3,8 +3,8 @@
 Input: batches of graphs of one fixed size (every architecture of a cell space has the same node and edge
 count), see :class:`GraphBatch`. Output: the metric the ensemble was fitted on, one column per member.
 
-Training follows the seed paper: a regression loss (L1 on the target) plus a pairwise hinge ranking loss with
-margin 0.1 in percentage points, so that the ranking of architectures is learned explicitly.
+Training follows the seed paper: a regression loss (L1) plus a pairwise hinge ranking loss with margin 0.1, both
+in percentage points, so that the ranking of architectures is learned explicitly.
 """
 
 from __future__ import annotations
@@ -113,10 +113,10 @@ def fit_member(graphs: GraphBatch, y: np.ndarray, config: GINConfig, seed: int) 
             batch = order[start : start + config.batch_size]
             if len(batch) < 2:
                 continue
-            pred = model(node_type[batch], edge_index[batch], edge_type[batch])
-            loss = (pred - target[batch]).abs().mean() + config.ranking_weight * pairwise_hinge(
-                100 * pred, 100 * target[batch], config.ranking_margin
-            )
+            # both terms in percentage points, so that neither swamps the other
+            pred = 100 * model(node_type[batch], edge_index[batch], edge_type[batch])
+            truth = 100 * target[batch]
+            loss = (pred - truth).abs().mean() + config.ranking_weight * pairwise_hinge(pred, truth, config.ranking_margin)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
