@@ -70,8 +70,8 @@ def vector_env_rate(env_id: str, num_envs: int, episodes_per_env: int) -> float:
     return completed / (time.perf_counter() - start)
 
 
-def batched_evaluation_ms(name: str, batch: int = 100, repeats: int = 200) -> float:
-    bench = nas_envs.make_benchmark(name).load()
+def batched_evaluation_ms(name: str, surrogate: str, batch: int = 100, repeats: int = 50) -> float:
+    bench = nas_envs.make_benchmark(name, surrogate=surrogate).load()
     archs = bench.space.sample(batch, seed=0)
     genes = bench.space.as_batch(archs)
     rng = np.random.default_rng(0)
@@ -94,8 +94,9 @@ def main() -> None:
     for num_envs in (16, 256):
         rate = vector_env_rate(args.env, num_envs, max(1, args.episodes // num_envs))
         print(f"vector env ({num_envs} copies): {rate:,.0f} complete episodes/s")
-    print(f"benchmark '{args.benchmark}' evaluate 100 architectures (noisy, incl. exact costs): "
-          f"{batched_evaluation_ms(args.benchmark):.2f} ms")
+    for surrogate in ("xgb", "gin"):
+        print(f"benchmark '{args.benchmark}' ({surrogate}) evaluate 100 architectures (noisy, runtime and exact "
+              f"costs included): {batched_evaluation_ms(args.benchmark, surrogate):.2f} ms")
 
 
 if __name__ == "__main__":
