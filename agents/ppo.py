@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gymnasium as gym
-import numpy as np
 
 from nas_envs.benchmarks import BudgetExhaustedError
 
@@ -12,7 +11,8 @@ class MaskablePPOAgent:
     """MaskablePPO with an MLP policy, one step per decision, reading ``action_masks()`` from the environment.
 
     It learns until the budget is spent or ``total_timesteps`` (decisions) are taken, whichever is first.
-    ``completed_rewards`` lists ``(timestep, reward)`` of every completed architecture: the learning curve.
+    ``completed_rewards`` lists ``(timestep, reward)`` of every completed architecture (``nas-envs curve`` draws
+    the learning curve from the trajectory files).
     """
 
     name = "ppo"
@@ -50,11 +50,3 @@ class MaskablePPOAgent:
             # SB3's vectorised wrapper resets the env right after the step that spent the budget; that reset
             # ends learning (before the callback sees that last architecture, which the recorder has).
             pass
-
-    def learning_curve(self, window: int = 50) -> np.ndarray:
-        """Moving mean of completed-architecture rewards: ``(K, 2)`` rows of (timestep, mean reward)."""
-        if len(self.completed_rewards) < window:
-            return np.empty((0, 2))
-        steps, rewards = np.array(self.completed_rewards).T
-        means = np.convolve(rewards, np.ones(window) / window, mode="valid")
-        return np.stack([steps[window - 1 :], means], axis=1)

@@ -6,7 +6,7 @@ import pytest
 from agents.blackbox import AGENTS, decode_unit_vector
 from agents.cli import main
 from agents.plot import incumbent_on_grid, plot_runs
-from agents.runner import RunSettings, load_runs, parse_duration, run, run_seed
+from agents.runner import RunSettings, load_runs, parse_duration, run_seed
 from nas_envs.spaces.darts import DartsSpace
 
 ENV_ID = "SurrNAS-DARTS-v0"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import platform
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -228,7 +228,3 @@ def _cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
-
-
-def protocol_dict(protocol: Protocol) -> dict:
-    return asdict(protocol)

@@ -87,10 +87,6 @@ class DartsSpace(SearchSpace):
         mask[is_b] = (choice > first_input[is_b, None]) & (choice <= node[is_b, None] + 1)
         return mask.astype(np.int8)
 
-    def decision_kind(self, step: int) -> str:
-        """'input' or 'op': what the action of decision ``step`` selects."""
-        return "input" if _position(step)[2] in (_IN_A, _IN_B) else "op"
-
     # --- validity and canonical form ------------------------------------------------------------------------
     def validate(self, genes: np.ndarray) -> None:
         for cell_index, cell in enumerate(CELLS):
