@@ -57,13 +57,25 @@ def _evaluate_surrogate(args: argparse.Namespace) -> int:
 def _data_card(args: argparse.Namespace) -> int:
     import json
 
-    from nas_envs.groundtruth.analysis import load, plot_darts_analyses, summary
+    from nas_envs.groundtruth.analysis import (
+        darts_group_medians,
+        load,
+        noise_subset_agreement,
+        plot_darts_analyses,
+        summary,
+    )
     from nas_envs.groundtruth.train import DEFAULT_PROTOCOL
 
     protocol = args.protocol or DEFAULT_PROTOCOL[args.space]
     path = data_path(protocol)
     records = load(path, protocol)
-    print(json.dumps({"protocol": protocol, "file": str(path), **summary(records)}, indent=2))
+    report = {"protocol": protocol, "file": str(path), **summary(records)}
+    if args.compare_protocol:
+        other = load(data_path(args.compare_protocol), args.compare_protocol)
+        report[f"noise_subset_agreement_with_{args.compare_protocol}"] = noise_subset_agreement(records, other)
+    if args.space == "darts":
+        report["median_val_error_by_group"] = darts_group_medians(records)
+    print(json.dumps(report, indent=2))
     if args.space == "darts":
         for figure in plot_darts_analyses(records, Path(args.figures)):
             print(f"wrote {figure}")
@@ -120,6 +132,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]
     card.add_argument("space", choices=["darts", "fbnet"])
     card.add_argument("--protocol", default=None)
     card.add_argument("--figures", default="assets/data/figures", help="folder for the analysis plots")
+    card.add_argument("--compare-protocol", default=None,
+                      help="also report how the noise-subset seed means agree with this protocol's")
     card.set_defaults(handler=_data_card)
 
     listing = commands.add_parser("list", help="list the registered environment ids")

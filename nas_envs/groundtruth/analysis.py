@@ -37,6 +37,29 @@ def noise_summary(records: list[dict]) -> dict[str, float]:
     }
 
 
+def noise_subset_agreement(records_a: list[dict], records_b: list[dict]) -> dict[str, float]:
+    """Kendall tau and Pearson r between the seed means of the noise-subset architectures two protocols share."""
+    from scipy import stats
+
+    def seed_means(records: list[dict]) -> dict[str, float]:
+        groups: dict[str, list[float]] = collections.defaultdict(list)
+        for r in records:
+            if r["subset"] == "noise":
+                groups[r["arch"]].append(r["val_accuracy"])
+        return {arch: float(np.mean(v)) for arch, v in groups.items()}
+
+    a, b = seed_means(records_a), seed_means(records_b)
+    shared = sorted(set(a) & set(b))
+    if len(shared) < 3:
+        return {"shared_architectures": len(shared)}
+    x, y = [a[k] for k in shared], [b[k] for k in shared]
+    return {
+        "shared_architectures": len(shared),
+        "kendall_tau": float(stats.kendalltau(x, y).statistic),
+        "pearson": float(stats.pearsonr(x, y).statistic),
+    }
+
+
 def summary(records: list[dict]) -> dict:
     counts = collections.Counter((r["subset"], r["source"]) for r in records)
     seconds = np.array([r["train_seconds"] for r in records])
@@ -46,6 +69,7 @@ def summary(records: list[dict]) -> dict:
         "distinct_architectures": len({r["arch"] for r in records}),
         "by_subset_and_source": {f"{subset}/{source}": n for (subset, source), n in sorted(counts.items())},
         "train_seconds_median": float(np.median(seconds)),
+        "train_seconds_range": [float(seconds.min()), float(seconds.max())],
         "train_seconds_total_hours": float(seconds.sum() / 3600),
         "val_accuracy_range": [float(val.min()), float(val.max())],
         "noise": noise_summary(records),
@@ -63,6 +87,25 @@ def darts_statistics(records: list[dict]) -> dict[str, np.ndarray]:
     }
 
 
+ANALYSES = (
+    ("param_free_normal", "parameter-free ops in the normal cell"),
+    ("skip_normal", "skip connections in the normal cell"),
+    ("depth_normal", "normal cell depth"),
+)
+
+
+def darts_group_medians(records: list[dict]) -> dict[str, dict[int, dict[str, float]]]:
+    """Per analysis and group value: the number of trainings and their median validation error (%)."""
+    stats = darts_statistics(records)
+    return {
+        key: {
+            int(v): {"n": int((stats[key] == v).sum()), "median_val_error": float(np.median(stats["val_error"][stats[key] == v]))}
+            for v in sorted(set(stats[key].tolist()))
+        }
+        for key, _ in ANALYSES
+    }
+
+
 def plot_darts_analyses(records: list[dict], out_dir: Path) -> list[Path]:
     """Three box plots of validation error; returns the written PNG paths."""
     import matplotlib
@@ -73,11 +116,7 @@ def plot_darts_analyses(records: list[dict], out_dir: Path) -> list[Path]:
     stats = darts_statistics(records)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for key, label in (
-        ("param_free_normal", "parameter-free ops in the normal cell"),
-        ("skip_normal", "skip connections in the normal cell"),
-        ("depth_normal", "normal cell depth"),
-    ):
+    for key, label in ANALYSES:
         values = sorted(set(stats[key].tolist()))
         groups = [stats["val_error"][stats[key] == v] for v in values]
         figure, ax = plt.subplots(figsize=(5.5, 3.8))

@@ -1,0 +1,39 @@
+import json
+
+import pytest
+
+from agents.cli import main
+from nas_envs.groundtruth.analysis import noise_subset_agreement, noise_summary
+
+
+def record(arch, val, subset="noise"):
+    return {"arch": arch, "val_accuracy": val, "subset": subset}
+
+
+def test_noise_summary_ratio_on_known_values():
+    records = [record("a", v) for v in (0.80, 0.82)] + [record("b", v) for v in (0.90, 0.92)]
+    out = noise_summary(records + [record("c", 0.5, subset="train")])
+    assert out["architectures"] == 2
+    assert out["mean_seed_std"] == pytest.approx(0.0141421, rel=1e-4)  # std of (0.80, 0.82), ddof 1
+    assert out["across_architecture_std"] == pytest.approx(0.0707107, rel=1e-4)  # std of (0.81, 0.91)
+    assert out["ratio"] == pytest.approx(5.0, rel=1e-4)
+
+
+def test_noise_subset_agreement_between_protocols():
+    a = [record(k, v) for k, v in (("x", 0.8), ("y", 0.85), ("z", 0.9))]
+    b = [record(k, v) for k, v in (("x", 0.7), ("y", 0.75), ("z", 0.72), ("w", 0.9))]
+    out = noise_subset_agreement(a, b)
+    assert out["shared_architectures"] == 3
+    assert out["kendall_tau"] == pytest.approx(1 / 3)
+
+
+def test_data_card_command_on_the_committed_data(tmp_path, capsys):
+    assert main(["data-card", "darts", "--figures", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    report = json.loads(printed[: printed.index("wrote")])
+    assert report["trainings"] >= 100
+    assert report["noise"]["ratio"] > 2  # the bundled protocol's floor
+    assert set(report["median_val_error_by_group"]) == {"param_free_normal", "skip_normal", "depth_normal"}
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == [
+        "val_error_vs_depth_normal.png", "val_error_vs_param_free_normal.png", "val_error_vs_skip_normal.png"
+    ]
