@@ -71,15 +71,18 @@ def vector_env_rate(env_id: str, num_envs: int, episodes_per_env: int) -> float:
 
 
 def batched_evaluation_ms(name: str, surrogate: str, batch: int = 100, repeats: int = 50) -> float:
+    """Median over ``repeats`` calls: this 2-core machine's timings swing by 2-3x from run to run."""
     bench = nas_envs.make_benchmark(name, surrogate=surrogate).load()
     archs = bench.space.sample(batch, seed=0)
     genes = bench.space.as_batch(archs)
     rng = np.random.default_rng(0)
     bench.evaluate_genes(genes, True, rng)
-    start = time.perf_counter()
+    times = []
     for _ in range(repeats):
+        start = time.perf_counter()
         bench.evaluate_genes(genes, True, rng)
-    return (time.perf_counter() - start) / repeats * 1000
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
 
 
 def main() -> None:
@@ -96,7 +99,7 @@ def main() -> None:
         print(f"vector env ({num_envs} copies): {rate:,.0f} complete episodes/s")
     for surrogate in ("xgb", "gin"):
         print(f"benchmark '{args.benchmark}' ({surrogate}) evaluate 100 architectures (noisy, runtime and exact "
-              f"costs included): {batched_evaluation_ms(args.benchmark, surrogate):.2f} ms")
+              f"costs included): {batched_evaluation_ms(args.benchmark, surrogate):.2f} ms (median of 50 calls)")
 
 
 if __name__ == "__main__":

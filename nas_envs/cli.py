@@ -82,6 +82,20 @@ def _data_card(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train_supernet(args: argparse.Namespace) -> int:
+    import json
+
+    from nas_envs.groundtruth.cityseg_supernet import supernet_path, train_supernet
+    from nas_envs.groundtruth.train import PROTOCOLS
+
+    protocol = PROTOCOLS[args.protocol]
+    path = Path(args.out) if args.out else supernet_path(protocol)
+    log = train_supernet(protocol, path, seed=args.seed,
+                         progress=lambda epoch, entry: print(json.dumps(entry), flush=True))
+    print(f"wrote {path} ({len(log['epochs'])} epochs)")
+    return 0
+
+
 def _list(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
@@ -98,7 +112,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]
     commands = parser.add_subparsers(dest="command", required=True)
 
     collect = commands.add_parser("collect", help="train architectures for real and append the results")
-    collect.add_argument("space", choices=["darts", "fbnet"])
+    collect.add_argument("space", choices=["darts", "fbnet", "cityseg"])
     collect.add_argument("--n", type=int, required=True, help="architectures 0..n-1 of the stream (resumes)")
     collect.add_argument("--start", type=int, default=0, help="first architecture index of the stream")
     collect.add_argument("--source", default="random", choices=["random", "param-free"])
@@ -135,6 +149,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]
     card.add_argument("--compare-protocol", default=None,
                       help="also report how the noise-subset seed means agree with this protocol's")
     card.set_defaults(handler=_data_card)
+
+    supernet = commands.add_parser("train-supernet", help="train the CitySeg weight-sharing supernet (resumable)")
+    supernet.add_argument("--protocol", default="cityseg-scenes64-supernet-v1")
+    supernet.add_argument("--seed", type=int, default=0)
+    supernet.add_argument("--out", default=None, help="checkpoint (default: assets/data/<protocol>.pt)")
+    supernet.set_defaults(handler=_train_supernet)
 
     listing = commands.add_parser("list", help="list the registered environment ids")
     listing.set_defaults(handler=_list)

@@ -54,6 +54,7 @@ def test_kill_9_mid_run_loses_only_trainings_in_flight_and_resume_completes(tmp_
         assert record["val_accuracy"] == record["val_accuracy_curve"][-1]
         assert 0.0 <= record["test_accuracy"] <= 1.0
         assert record["train_seconds"] > 0 and record["params"] > 0 and record["flops"] > 0
+        assert 0 < record["train_cpu_seconds"] <= 1.5 * record["train_seconds"]  # one thread per worker
         assert record["environment"]["torch"]
         assert get_space("darts").to_string(np.array(record["genes"])) == record["arch"]
 

@@ -101,12 +101,19 @@ def test_gin_ensemble_learns_a_graph_signal_and_round_trips(tmp_path):
     space = DartsSpace()
     archs = space.sample(250, seed=0)
     graphs = GraphBatch(*space.graphs(archs))
-    # a target that depends on the graph: the share of convolutions (ops 3..6) among the 16 edges
-    y = 0.80 + 0.1 * (space.one_hot(archs).reshape(250, 2, 14, 7)[..., 3:].sum(axis=(1, 2, 3)) / 16)
-    config = GINConfig(num_node_types=8, num_edge_types=8, hidden=16, layers=3, epochs=40, learning_rate=1e-2)
+    # two targets that depend on the graph: the share of convolutions (ops 3..6) and of skips (op 2) among the
+    # 16 edges; one network predicts both
+    ops = space.one_hot(archs).reshape(250, 2, 14, 7)
+    y = np.stack([0.80 + 0.1 * ops[..., 3:].sum(axis=(1, 2, 3)) / 16, 0.5 + 0.4 * ops[..., 2].sum(axis=(1, 2)) / 16], 1)
+    config = GINConfig(num_node_types=8, num_edge_types=8, outputs=2, hidden=16, layers=3, epochs=40,
+                       learning_rate=1e-2)
     ensemble = GINEnsemble.fit(graphs.subset(np.arange(200)), y[:200], config, members=2, seed=0)
-    predicted = ensemble.predict(graphs.subset(np.arange(200, 250))).mean(axis=1)
-    assert np.corrcoef(predicted, y[200:])[0, 1] > 0.9
+    predicted = ensemble.predict(graphs.subset(np.arange(200, 250)))
+    assert predicted.shape == (50, 2, 2)  # (architectures, members, targets)
+    for target in range(2):
+        assert np.corrcoef(predicted[:, :, target].mean(axis=1), y[200:, target])[0, 1] > 0.9
+    with pytest.raises(ValueError, match=r"shape \(200, 2\)"):
+        GINEnsemble.fit(graphs.subset(np.arange(200)), y[:200, 0], config, members=1)
     paths = ensemble.save(tmp_path)
     loaded = GINEnsemble.load(tmp_path, count=len(paths) - 1)
     np.testing.assert_allclose(loaded.predict(graphs.subset(np.arange(5))), ensemble.predict(graphs.subset(np.arange(5))))
@@ -121,7 +128,7 @@ def test_stacked_gin_equals_each_members_forward():
 
     space = DartsSpace()
     graphs = GraphBatch(*space.graphs(space.sample(40, seed=1)))
-    y = np.linspace(0.8, 0.9, 40)
-    ensemble = GINEnsemble.fit(graphs, y, GINConfig(num_node_types=8, num_edge_types=8, hidden=8, layers=3,
-                                                    epochs=3), members=3, seed=2)
+    y = np.stack([np.linspace(0.8, 0.9, 40), np.linspace(0.9, 0.7, 40)], axis=1)
+    ensemble = GINEnsemble.fit(graphs, y, GINConfig(num_node_types=8, num_edge_types=8, outputs=2, hidden=8,
+                                                    layers=3, epochs=3), members=3, seed=2)
     np.testing.assert_allclose(ensemble.predict(graphs), ensemble.predict_per_member(graphs), rtol=1e-5, atol=1e-6)

@@ -98,9 +98,9 @@ def surrogate_against_table(values: list[np.ndarray], predicted: np.ndarray, con
 
 @dataclass
 class FitReport:
-    """What one fit produced: per target the model files, the metrics, and the noise calibration."""
+    """What one fit produced: the model files, and per target the metrics and the noise calibration."""
 
-    files: dict[str, list[Path]]
+    files: list[Path]
     held_out: dict[str, dict]
     noise_subset: dict[str, dict]
     scale: dict[str, float]
@@ -114,18 +114,20 @@ def fit_and_score(
     model_kind = MODEL_KINDS[kind]
     inputs = model_kind.inputs(space, data.genes)
     noise_inputs = model_kind.inputs(space, data.noise_genes) if len(data.noise_genes) >= 2 else None
-    report = FitReport({}, {}, {}, {}, {})
-    for target in model_kind.targets:
-        y = data.targets[target]
-        paths = model_kind.fit_and_save(_rows(inputs, fit_rows), y[fit_rows], folder / kind / target, seed)
-        report.files[target] = paths
-        model = model_kind.load(paths)
-        if len(eval_rows) >= 2:
-            report.held_out[target] = all_metrics(y[eval_rows], model.predict(_rows(inputs, eval_rows)).mean(axis=1))
+    targets = np.stack([data.targets[t] for t in model_kind.targets], axis=1)
+    paths = model_kind.fit_and_save(_rows(inputs, fit_rows), targets[fit_rows], folder / kind, seed)
+    model = model_kind.load(paths)
+    held_out = model.predict(_rows(inputs, eval_rows)) if len(eval_rows) >= 2 else None
+    noise_predictions = model.predict(noise_inputs) if noise_inputs is not None else None
+    report = FitReport(paths, {}, {}, {}, {})
+    for column, target in enumerate(model_kind.targets):
+        y = targets[:, column]
+        if held_out is not None:
+            report.held_out[target] = all_metrics(y[eval_rows], held_out[:, :, column].mean(axis=1))
         report.scale[target] = 1.0
         report.calibration[target] = {"calibrated": False}
-        if noise_inputs is not None:
-            mean, std = ensemble_mean_std(model.predict(noise_inputs))
+        if noise_predictions is not None:
+            mean, std = ensemble_mean_std(noise_predictions[:, :, column])
             seed_std = float(np.mean([v.std(ddof=1) for v in data.noise_targets[target]]))
             report.scale[target] = calibration_scale(std, seed_std)
             report.calibration[target] = {
@@ -179,8 +181,10 @@ def fit_surrogate(
 
     previous = json.loads((bundle / MANIFEST).read_text()) if (bundle / MANIFEST).exists() else {}
     models = previous.get("models", {}) if previous.get("protocol") == protocol_name else {}
+    models = {k: m for k, m in models.items() if "targets" in m}  # entries of older formats are refitted, not kept
     models[kind] = {
-        "files": {t: [f"{kind}/{t}/{p.name}" for p in paths] for t, paths in report.files.items()},
+        "targets": list(MODEL_KINDS[kind].targets),
+        "files": [path.relative_to(scratch).as_posix() for path in report.files],
         "noise_scale": report.scale,
         "seed": seed,
         "held_out_metrics": report.held_out,
@@ -190,7 +194,7 @@ def fit_surrogate(
         "held_out_records": int(len(held_rows)),
         "data_sha256": sha256_file(source_path),
     }
-    every_file = [costs_path] + [bundle / f for m in models.values() for fs in m["files"].values() for f in fs]
+    every_file = [costs_path] + [bundle / f for m in models.values() for f in m["files"]]
     write_manifest(
         bundle,
         every_file,

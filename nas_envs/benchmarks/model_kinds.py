@@ -1,8 +1,9 @@
 """The kinds of surrogate a benchmark bundles, and how each turns architectures into its inputs.
 
 ``xgb`` and ``gin`` predict validation and test accuracy; ``runtime`` (XGBoost) predicts log training seconds
-and serves both. Each kind knows its targets, its input encoding, how to fit and save an ensemble per target,
-and how to load one back; fitting (:mod:`nas_envs.benchmarks.fit`) and evaluation share these definitions.
+and serves both. Each kind knows its targets, its input encoding, how to fit and save an ensemble for all its
+targets at once, and how to load it back as a predictor of ``(N, members, targets)``; fitting
+(:mod:`nas_envs.benchmarks.fit`) and evaluation share these definitions.
 """
 
 from __future__ import annotations
@@ -16,9 +17,22 @@ from nas_envs.spaces.base import SearchSpace
 
 
 class Predictor(Protocol):
-    num_members: int
+    def predict(self, inputs: Any) -> np.ndarray:
+        """``(N, members, targets)`` member predictions."""
+        ...
 
-    def predict(self, inputs: Any) -> np.ndarray: ...
+
+class _TargetMajorForests:
+    """One :class:`~surrogates.forest.ForestEnsemble` over the members of every target (target-major), so that
+    a batch costs one XGBoost call for all targets."""
+
+    def __init__(self, forests, num_targets: int) -> None:
+        self.forests = forests
+        self.num_targets = num_targets
+
+    def predict(self, inputs: np.ndarray) -> np.ndarray:
+        out = self.forests.predict(inputs)
+        return out.reshape(len(out), self.num_targets, -1).transpose(0, 2, 1)
 
 
 class ForestKind:
@@ -34,14 +48,16 @@ class ForestKind:
         return space.features(genes)
 
     def fit_and_save(self, inputs: np.ndarray, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
+        """One ensemble per target column of ``y`` ``(N, targets)``, in ``folder/<target>/``."""
         from surrogates.xgb import fit_xgb_ensemble
 
-        return fit_xgb_ensemble(inputs, y, folder, seed=seed)
+        return [path for column, target in enumerate(self.targets)
+                for path in fit_xgb_ensemble(inputs, y[:, column], folder / target, seed=seed)]
 
     def load(self, paths: list[Path]) -> Predictor:
         from surrogates.forest import ForestEnsemble
 
-        return ForestEnsemble.from_files(paths)
+        return _TargetMajorForests(ForestEnsemble.from_files(paths), len(self.targets))
 
 
 class GINKind:
@@ -62,7 +78,9 @@ class GINKind:
         from surrogates.gin import GINConfig, GINEnsemble
 
         config = GINConfig(
-            num_node_types=int(inputs.node_type.max()) + 1, num_edge_types=int(inputs.edge_type.max()) + 1
+            num_node_types=int(inputs.node_type.max()) + 1,
+            num_edge_types=int(inputs.edge_type.max()) + 1,
+            outputs=len(self.targets),
         )
         return GINEnsemble.fit(inputs, y, config, seed=seed).save(folder)
 

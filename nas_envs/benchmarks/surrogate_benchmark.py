@@ -69,12 +69,15 @@ class SurrogateBenchmark:
         return json.loads((self.bundle_dir / "costs.json").read_text())
 
     @cached_property
-    def _models(self) -> dict[str, tuple[str, Predictor]]:
-        """Per target: (kind, predictor)."""
+    def _models(self) -> dict[str, Predictor]:
+        """Per kind (the accuracy surrogate and ``runtime``): its predictor of all its targets."""
         models = {}
         for kind in (self.surrogate, "runtime"):
-            for target, files in self.manifest["models"][kind]["files"].items():
-                models[target] = (kind, MODEL_KINDS[kind].load([self.bundle_dir / f for f in files]))
+            entry = self.manifest["models"][kind]
+            if list(entry.get("targets", ())) != list(MODEL_KINDS[kind].targets):
+                raise ValueError(f"{self.bundle_dir}: the {kind!r} model was written by another version of nas-envs; "
+                                 f"refit it with 'nas-envs fit {self.space.name} --model {kind}'")
+            models[kind] = MODEL_KINDS[kind].load([self.bundle_dir / f for f in entry["files"]])
         return models
 
     @cached_property
@@ -99,11 +102,12 @@ class SurrogateBenchmark:
         """Raw member predictions ``(N, members)`` per surrogate target, for canonical genes."""
         inputs: dict[str, object] = {}  # encodings shared by kinds that read the same input
         out = {}
-        for target, (kind, model) in self._models.items():
+        for kind, model in self._models.items():
             model_kind = MODEL_KINDS[kind]
             if model_kind.input_name not in inputs:
                 inputs[model_kind.input_name] = model_kind.inputs(self.space, genes)
-            out[target] = model.predict(inputs[model_kind.input_name])
+            predictions = model.predict(inputs[model_kind.input_name])
+            out.update({target: predictions[:, :, column] for column, target in enumerate(model_kind.targets)})
         return out
 
     def evaluate(

@@ -148,13 +148,19 @@ def _init_worker() -> None:
 
 
 def run_job(protocol_name: str, job: Job) -> dict:
-    """Train one job and return its complete record. Runs in a worker process."""
+    """Measure one job (train it; for CitySeg: score it with the supernet's weights) and return its complete
+    record. Runs in a worker process."""
     from nas_envs.groundtruth.train import PROTOCOLS, environment_description, train
 
     protocol = PROTOCOLS[protocol_name]
     space = get_space(job.space)
     genes = job_architecture(space, job)
-    measured = train(protocol, genes.tolist(), job.seed)
+    if protocol.space == "cityseg":
+        from nas_envs.groundtruth.cityseg_supernet import evaluate_subnet
+
+        measured = evaluate_subnet(protocol, genes.tolist(), job.seed)
+    else:
+        measured = train(protocol, genes.tolist(), job.seed)
     return {
         "job": job.key,
         "space": job.space,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from nas_envs.spaces.base import InvalidArchitectureError, SearchSpace
 
+
 def get_space(name: str) -> SearchSpace:
     """A search space by name."""
     if name == "darts":
@@ -14,7 +15,11 @@ def get_space(name: str) -> SearchSpace:
         from nas_envs.spaces.fbnet import FBNetSpace
 
         return FBNetSpace()
-    raise ValueError(f"unknown search space {name!r}; allowed: darts, fbnet")
+    if name == "cityseg":
+        from nas_envs.spaces.cityseg import CitySegSpace
+
+        return CitySegSpace()
+    raise ValueError(f"unknown search space {name!r}; allowed: darts, fbnet, cityseg")
 
 
 __all__ = ["InvalidArchitectureError", "SearchSpace", "get_space"]
