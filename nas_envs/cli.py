@@ -24,8 +24,20 @@ def _collect(args: argparse.Namespace) -> int:
 def _fit(args: argparse.Namespace) -> int:
     import json
 
+    args.model = args.model or ("ranknet" if args.space == "cityseg" else "xgb")
+
+    if args.space == "cityseg":
+        from nas_envs.benchmarks.cityseg_fit import fit_cityseg
+
+        if args.model != "ranknet":
+            raise ValueError("the CitySeg bundle has one learned model: --model ranknet")
+        result = fit_cityseg(seed=args.seed, protocol=args.protocol)
+        print(json.dumps({k: result[k] for k in ("held_out_metrics", "noise", "fit_records", "bounds")}, indent=2))
+        return 0
     from nas_envs.benchmarks.fit import fit_surrogate
 
+    if args.model == "ranknet":
+        raise ValueError("the rank-net is CitySeg's model; DARTS and FBNet have --model xgb, gin or runtime")
     result = fit_surrogate(args.space, kind=args.model, protocol_name=args.protocol, seed=args.seed)
     summary = {k: result[k] for k in ("held_out_metrics", "noise_calibration", "noise_subset", "fit_records")}
     print(json.dumps(summary, indent=2))
@@ -96,6 +108,38 @@ def _train_supernet(args: argparse.Namespace) -> int:
     return 0
 
 
+def _measure_latency(args: argparse.Namespace) -> int:
+    import json
+
+    import numpy as np
+    import torch
+
+    from nas_envs.groundtruth.cityseg_hardware import PROFILES, latency_from_table, measure_latency_table, time_network
+    from nas_envs.spaces import get_space
+    from surrogates.metrics import kendall_tau
+
+    space = get_space("cityseg")
+    for profile in PROFILES:
+        if args.profile not in ("all", profile.name):
+            continue
+        table = measure_latency_table(profile)
+        # how well the sum of the parts predicts whole networks (the paper's Figure 5)
+        archs = space.sample(args.check, seed=20261129)
+        predicted = latency_from_table(table, archs)
+        torch.set_num_threads(profile.threads)
+        measured = np.array([1000 * time_network(genes, profile.batch) / profile.batch for genes in archs])
+        table["check"] = {
+            "architectures": args.check,
+            "mean_abs_percentage_error": float(np.mean(np.abs(predicted - measured) / measured) * 100),
+            "kendall_tau": kendall_tau(measured, predicted),
+            "measured_ms_range": [float(measured.min()), float(measured.max())],
+        }
+        path = data_path(f"cityseg-latency-{profile.name}").with_suffix(".json")
+        path.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+        print(json.dumps({"profile": profile.name, **table["check"]}), f"wrote {path}")
+    return 0
+
+
 def _list(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
@@ -128,8 +172,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]
     collect.set_defaults(handler=_collect)
 
     fit = commands.add_parser("fit", help="fit a benchmark's surrogates on the collected data")
-    fit.add_argument("space", choices=["darts", "fbnet"])
-    fit.add_argument("--model", default="xgb", choices=["xgb", "gin", "runtime"])
+    fit.add_argument("space", choices=["darts", "fbnet", "cityseg"])
+    fit.add_argument("--model", default=None, choices=["xgb", "gin", "runtime", "ranknet"],
+                     help="default: xgb (DARTS, FBNet), ranknet (CitySeg)")
     fit.add_argument("--seed", type=int, default=0)
     fit.add_argument("--protocol", default=None)
     fit.set_defaults(handler=_fit)
@@ -155,6 +200,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]
     supernet.add_argument("--seed", type=int, default=0)
     supernet.add_argument("--out", default=None, help="checkpoint (default: assets/data/<protocol>.pt)")
     supernet.set_defaults(handler=_train_supernet)
+
+    latency = commands.add_parser("measure-latency", help="measure the CitySeg latency tables on this machine")
+    latency.add_argument("--profile", default="all", choices=["all", "h1", "h2"])
+    latency.add_argument("--check", type=int, default=40, help="whole networks timed to check the tables")
+    latency.set_defaults(handler=_measure_latency)
 
     listing = commands.add_parser("list", help="list the registered environment ids")
     listing.set_defaults(handler=_list)

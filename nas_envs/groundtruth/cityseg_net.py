@@ -112,24 +112,36 @@ class CitySegNet(nn.Module):
 
     def forward(self, x: torch.Tensor, genes: "np.ndarray | None" = None) -> torch.Tensor:
         """Per-pixel class logits ``(N, 11, H, W)``; ``genes`` selects a sub-network of a supernet."""
-        head_depth, stage_depths, expands, widths = _split(self.genes if genes is None else np.asarray(genes))
-        inner, head_out = scaled(HEAD_CHANNELS[0], widths[0]), scaled(HEAD_CHANNELS[1], widths[1])
+        genes = self.genes if genes is None else np.asarray(genes)
+        h = self.forward_head(x, genes)
+        features = []
+        for stage in range(NUM_STAGES):
+            h = self.forward_stage(stage, h, genes)
+            features.append(h)
+        return self.forward_decoder(features, x.shape[2:])
+
+    # The three parts below are also timed one by one for the latency tables.
+    def forward_head(self, x: torch.Tensor, genes: np.ndarray) -> torch.Tensor:
+        head_depth, _, _, widths = _split(genes)
+        inner = scaled(HEAD_CHANNELS[0], widths[0])
         h = self.stem(x, inner)
         for layer in self.head[:head_depth]:
             h = layer(h, inner)
-        h = self.head_out(h, head_out)
-        fused = None
-        for stage, blocks in enumerate(self.stages):
-            c_out = scaled(STAGE_CHANNELS[stage], widths[2 + stage])
-            for position, block in enumerate(blocks[: 1 + stage_depths[stage]]):
-                h = block(h, c_out, bottleneck_width(c_out, expands[stage][position]))
-            lateral = self.laterals[stage](h)
-            if fused is None:
-                fused = lateral
-            else:
-                fused = fused + F.interpolate(lateral, size=fused.shape[2:], mode="bilinear", align_corners=False)
+        return self.head_out(h, scaled(HEAD_CHANNELS[1], widths[1]))
+
+    def forward_stage(self, stage: int, h: torch.Tensor, genes: np.ndarray) -> torch.Tensor:
+        _, stage_depths, expands, widths = _split(genes)
+        c_out = scaled(STAGE_CHANNELS[stage], widths[2 + stage])
+        for position, block in enumerate(self.stages[stage][: 1 + stage_depths[stage]]):
+            h = block(h, c_out, bottleneck_width(c_out, expands[stage][position]))
+        return h
+
+    def forward_decoder(self, features: list[torch.Tensor], size: tuple[int, int]) -> torch.Tensor:
+        fused = self.laterals[0](features[0])
+        for lateral, feature in zip(self.laterals[1:], features[1:]):
+            fused = fused + F.interpolate(lateral(feature), size=fused.shape[2:], mode="bilinear", align_corners=False)
         logits = self.classifier(self.fuse(fused))
-        return F.interpolate(logits, size=x.shape[2:], mode="bilinear", align_corners=False)
+        return F.interpolate(logits, size=size, mode="bilinear", align_corners=False)
 
     def extract(self, genes: "np.ndarray | list[int]") -> "CitySegNet":
         """The exact network of ``genes`` holding this supernet's shared weights (leading channels and blocks)."""

@@ -230,9 +230,11 @@ def collect(
             writer.append(record)
             count += 1
             elapsed = time.time() - started
+            score = record["val_accuracy"] if "val_accuracy" in record else record["val_miou"]  # CitySeg: mIoU
+            seconds = record["train_seconds"] if "train_seconds" in record else record["eval_seconds"]
             print(
-                f"collect: [{count}/{len(todo)}] {record['job']} val={record['val_accuracy']:.4f} "
-                f"train={record['train_seconds']:.0f}s elapsed={elapsed:.0f}s",
+                f"collect: [{count}/{len(todo)}] {record['job']} val={score:.4f} took={seconds:.0f}s "
+                f"elapsed={elapsed:.0f}s",
                 file=log,
                 flush=True,
             )

@@ -86,7 +86,8 @@ PROTOCOLS: dict[str, Protocol] = {
             label_smoothing=0.1,
         ),
         # Seconds-long CitySeg supernet training for tests; its numbers mean nothing.
-        Protocol(name="cityseg-smoke", space="cityseg", resolution=64, n_train=64, n_val=16, epochs=2, batch_size=32),
+        Protocol(name="cityseg-smoke", space="cityseg", resolution=64, n_train=320, n_val=16, epochs=2, batch_size=32,
+                 lr=0.1),
         # The CitySeg supernet: 64 x 64 scenes of Fashion-MNIST items (nas_envs/groundtruth/scenes.py).
         Protocol(
             name="cityseg-scenes64-supernet-v1",

@@ -1,0 +1,185 @@
+"""CitySeg/MOP benchmarks: the 15 multi-objective problems over the CitySeg space, evaluated in batches.
+
+Objectives (all minimised), per architecture:
+
+- ``err``: 1 - validation mIoU, predicted by the bundled rank-net ensemble (fitted on sub-networks scored with the
+  supernet's weights, see ``assets/data/README.md``); noisy draws follow the ensemble spread calibrated to the
+  measured repeat noise;
+- ``h1_latency``, ``h2_latency``: milliseconds per image, the sum of the measured look-up entries of the network's
+  head, stages and decoder (``nas_envs.groundtruth.cityseg_hardware``), times U(0.98, 1.02) when noisy;
+- ``h1_energy``, ``h2_energy``: microjoules per image from exact counts, 4.6 pJ per multiply-accumulate and 640 pJ
+  per 32-bit DRAM word (convolution activations per image, weights once per batch of the profile: 8 for h1, 1
+  for h2) - a model, as this machine has no energy counter - times U(0.95, 1.05) when noisy;
+- ``flops`` (multiply-accumulates for one 64 x 64 scene) and ``params``: exact.
+
+Architectures with head depth 0 get the nadir point, as in EvoXBench. Noise comes from the caller's seed only:
+the same seed gives the same objectives in every process.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from nas_envs.benchmarks.cityseg_problems import OBJECTIVES, CitySegProblem
+from nas_envs.spaces.cityseg import EXPAND_START, SLOT_STAGE, WIDTH_START, CitySegSpace
+from surrogates.manifest import read_verified_manifest
+from surrogates.noise import ensemble_mean_std
+
+PJ_PER_MAC = 3.7 + 0.9  # 32-bit float multiply + add (Horowitz, ISSCC 2014, 45 nm)
+PJ_PER_DRAM_WORD = 640.0  # 32-bit DRAM access (ibid., as tabulated by Han et al., ICLR 2016)
+PROFILE_BATCH = {"h1": 8, "h2": 1}
+NOISE_FACTORS = {"h1_latency": 0.02, "h2_latency": 0.02, "h1_energy": 0.05, "h2_energy": 0.05}
+PARTS = ("head", "stage1", "stage2", "stage3", "stage4", "decoder")
+
+
+def energy_microjoules(flops: np.ndarray, activations: np.ndarray, params: np.ndarray, batch: int) -> np.ndarray:
+    """Modelled energy per image from exact counts (see the module docstring)."""
+    return 1e-6 * (PJ_PER_MAC * flops + PJ_PER_DRAM_WORD * (activations + params / batch))
+
+
+class LatencyTable:
+    """A measured latency look-up table as dense arrays: one vectorised gather per part."""
+
+    def __init__(self, table: dict) -> None:
+        self.profile = table["profile"]
+        self._parts = {}
+        for part in PARTS:
+            entries = table["parts"][part]
+            index = np.array([self._index(part, np.array([[int(v) for v in key.split(",")]]))[0] for key in entries])
+            dense = np.full(int(index.max()) + 1, np.nan)
+            dense[index] = list(entries.values())
+            self._parts[part] = dense
+
+    @staticmethod
+    def _index(part: str, keys: np.ndarray) -> np.ndarray:
+        """Mixed-radix index of part keys ``(N, K)`` (for stages: w_in, w_out, depth, then the block expands)."""
+        if part != "head" and part != "decoder":
+            w_in, w_out, depth, expands = keys[:, 0], keys[:, 1], keys[:, 2], keys[:, 3:]
+            digits = (expands * 3 ** np.arange(expands.shape[1])).sum(axis=1) if expands.shape[1] else 0
+            return ((w_in * 3 + w_out) * 4 + depth) * 81 + digits
+        return (keys * 3 ** np.arange(keys.shape[1])[::-1]).sum(axis=1)
+
+    def milliseconds(self, genes: np.ndarray) -> np.ndarray:
+        """Per-image latency of canonical, non-degenerate architectures ``(N, 24)``."""
+        widths = genes[:, WIDTH_START:]
+        total = self._parts["head"][self._index("head", np.column_stack([genes[:, 0], widths[:, :2]]))]
+        for stage in range(4):
+            slots = EXPAND_START + np.flatnonzero(SLOT_STAGE == stage)
+            # inactive slots are 0 in canonical genes: the same index as a key without them
+            keys = np.column_stack([widths[:, 1 + stage], widths[:, 2 + stage], genes[:, 1 + stage], genes[:, slots]])
+            total = total + self._parts[f"stage{stage + 1}"][self._index(f"stage{stage + 1}", keys)]
+        return total + self._parts["decoder"][self._index("decoder", widths[:, 2:])]
+
+
+def hardware_objectives(space: CitySegSpace, costs: dict, latency: dict[str, LatencyTable],
+                        genes: np.ndarray) -> dict[str, np.ndarray]:
+    """Noise-free FLOPs, params, latencies and energies (head depth 0 scored as a stand-in network)."""
+    features = space.cost_features(genes)
+    counts = {name: np.rint(costs[name]["intercept"] + features @ np.asarray(costs[name]["weights"]))
+              for name in ("params", "flops", "activation_words")}
+    stand_in = np.where(space.degenerate_rows(genes)[:, None], space.sample(seed=0)[None, :], genes)
+    out = {"flops": counts["flops"], "params": counts["params"]}
+    for profile, batch in PROFILE_BATCH.items():
+        out[f"{profile}_latency"] = latency[profile].milliseconds(stand_in)
+        out[f"{profile}_energy"] = energy_microjoules(counts["flops"], counts["activation_words"], counts["params"],
+                                                      batch)
+    return out
+
+
+class CitySegBenchmark:
+    """One CitySeg/MOP problem over the bundled CitySeg models (``assets/models/cityseg``).
+
+    ``evaluate(X)`` takes an ``(N, 24)`` integer array (or genes / strings) and returns the ``(N, M)`` raw
+    objectives of the problem, in the order of the paper's Table 1.
+    """
+
+    def __init__(self, problem: CitySegProblem, bundle_dir: Path) -> None:
+        self.problem = problem
+        self.space = CitySegSpace()
+        self.bundle_dir = Path(bundle_dir)
+
+    @property
+    def name(self) -> str:
+        return self.problem.name
+
+    @property
+    def objectives(self) -> tuple[str, ...]:
+        return self.problem.objectives
+
+    @cached_property
+    def manifest(self) -> dict:
+        return read_verified_manifest(
+            self.bundle_dir,
+            restore_hint=f"Restore the folder with 'git checkout -- {self.bundle_dir}' or rebuild it with "
+            "'nas-envs fit cityseg --model ranknet'.",
+        )
+
+    @cached_property
+    def _ranknet(self):
+        from surrogates.ranknet import RankNetEnsemble
+
+        self.manifest  # verify checksums first
+        return RankNetEnsemble.load(self.bundle_dir / "ranknet")
+
+    @cached_property
+    def _costs(self) -> dict:
+        self.manifest
+        return json.loads((self.bundle_dir / "costs.json").read_text())
+
+    @cached_property
+    def _latency(self) -> dict[str, LatencyTable]:
+        self.manifest
+        return {p: LatencyTable(json.loads((self.bundle_dir / f"latency-{p}.json").read_text())) for p in ("h1", "h2")}
+
+    @cached_property
+    def bounds(self) -> dict[str, tuple[float, float]]:
+        """Utopian and nadir value of every objective (this suite's own tables, noise factors included)."""
+        return {k: tuple(v) for k, v in self.manifest["bounds"].items()}
+
+    def load(self) -> "CitySegBenchmark":
+        _ = self._ranknet, self._costs, self._latency, self.bounds
+        return self
+
+    def evaluate(
+        self,
+        archs: "np.ndarray | Iterable[Sequence[int] | str] | str",
+        noise: bool = True,
+        seed: int | np.random.Generator | None = None,
+    ) -> np.ndarray:
+        """Raw objectives ``(N, M)`` of the problem (all minimised)."""
+        values = self.evaluate_all(self.space.as_batch(archs), noise, np.random.default_rng(seed))
+        return np.column_stack([values[name] for name in self.objectives])
+
+    def evaluate_all(self, genes: np.ndarray, noise: bool, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """All seven objectives of validated canonical genes (the environments' hot path)."""
+        mean, std = ensemble_mean_std(self._ranknet.predict(self.space.one_hot(genes)))
+        err = 1.0 - mean
+        if noise:
+            err = err + self.manifest["noise_scale"] * std * rng.standard_normal(len(genes))
+        out = {"err": np.clip(err, 0.0, 1.0), **hardware_objectives(self.space, self._costs, self._latency, genes)}
+        if noise:
+            for name, spread in NOISE_FACTORS.items():
+                out[name] = out[name] * rng.uniform(1 - spread, 1 + spread, len(genes))
+        degenerate = self.space.degenerate_rows(genes)
+        for name in OBJECTIVES:
+            out[name] = np.where(degenerate, self.bounds[name][1], out[name])
+        return out
+
+    def normalise(self, objectives: np.ndarray) -> np.ndarray:
+        """Objectives scaled by this suite's utopian (0) and nadir (1) points."""
+        low = np.array([self.bounds[o][0] for o in self.objectives])
+        high = np.array([self.bounds[o][1] for o in self.objectives])
+        return (np.asarray(objectives, dtype=np.float64) - low) / (high - low)
+
+    def hypervolume(self, objectives: np.ndarray) -> float:
+        """Normalised hypervolume of a set of raw objective vectors, reference point all ones (pymoo)."""
+        from pymoo.indicators.hv import HV
+
+        points = self.normalise(objectives)
+        points = points[(points <= 1.0).all(axis=1)]
+        return float(HV(ref_point=np.ones(points.shape[1]))(points)) if len(points) else 0.0

@@ -1,0 +1,129 @@
+"""Build the CitySeg bundle: the rank-net error predictor, exact cost tables, measured latency tables, bounds.
+
+Data protocol as for DARTS and FBNet: the training subset is split once, stratified by source, into 90 % for
+fitting and 10 % held out; the noise subset (repeated scorings of the same sub-networks with different BatchNorm
+calibration scenes) is never fitted on and calibrates the noise model.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from nas_envs.assets import assets_dir, data_path
+from nas_envs.benchmarks.cityseg import NOISE_FACTORS, LatencyTable, hardware_objectives
+from nas_envs.benchmarks.cityseg_problems import OBJECTIVES
+from nas_envs.benchmarks.fit import held_out_split
+from nas_envs.groundtruth.collect import read_records
+from nas_envs.groundtruth.train import DEFAULT_PROTOCOL
+from nas_envs.spaces.cityseg import CHOICES, CitySegSpace
+from surrogates.manifest import sha256_file, write_manifest
+from surrogates.metrics import all_metrics, mae
+from surrogates.noise import calibration_scale, ensemble_mean_std
+
+BOUNDS_SAMPLE = 100_000
+
+
+def build_cost_tables(space: CitySegSpace) -> dict:
+    """Exact params, FLOPs and convolution activation words of the CitySeg networks (64 x 64 scenes)."""
+    from nas_envs.groundtruth.cityseg_hardware import activation_words
+    from nas_envs.groundtruth.cost_tables import build_cost_table, solve_linear_table
+    from nas_envs.groundtruth.train import PROTOCOLS
+
+    protocol = PROTOCOLS[DEFAULT_PROTOCOL["cityseg"]]
+    return {**build_cost_table(space, protocol), **solve_linear_table(space, activation_words, ("activation_words",))}
+
+
+def objective_bounds(space: CitySegSpace, costs: dict, latency: dict[str, LatencyTable]) -> dict[str, list[float]]:
+    """Utopian and nadir points: ``err`` 0 and 1; every other objective the smallest and largest value over the
+    smallest network, the largest one and ``BOUNDS_SAMPLE`` random ones, widened by its noise factor."""
+    smallest = np.zeros(len(CHOICES), dtype=np.int64)
+    smallest[0] = 1
+    archs = np.vstack([smallest, CHOICES - 1, space.sample(BOUNDS_SAMPLE, seed=20261129)])
+    values = hardware_objectives(space, costs, latency, space.canonicalize(archs))
+    bounds = {"err": [0.0, 1.0]}
+    for name in OBJECTIVES[1:]:
+        spread = NOISE_FACTORS.get(name, 0.0)
+        bounds[name] = [float(values[name].min() * (1 - spread)), float(values[name].max() * (1 + spread))]
+    return bounds
+
+
+def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10) -> dict:
+    """Fit the rank-net on the collected sub-network scores and (re)write the whole CitySeg bundle."""
+    from surrogates.ranknet import RankNetEnsemble
+
+    space = CitySegSpace()
+    protocol = protocol or DEFAULT_PROTOCOL["cityseg"]
+    source_path = data_path(protocol)
+    records = [r for r in read_records(source_path) if r["protocol"] == protocol]
+    train = [r for r in records if r["subset"] == "train"]
+    if len(train) < 20:
+        raise ValueError(f"{source_path}: only {len(train)} scored sub-networks; collect more first "
+                         "('nas-envs collect cityseg --n N')")
+    genes = np.array([r["genes"] for r in train], dtype=np.int64)
+    miou = np.array([r["val_miou"] for r in train])
+    fit_rows, held_rows = held_out_split(np.array([r["source"] for r in train]), seed)
+    ensemble = RankNetEnsemble.fit(space.one_hot(genes[fit_rows]), miou[fit_rows], members=members, seed=seed)
+    held = ensemble.predict(space.one_hot(genes[held_rows])).mean(axis=1)
+    held_out = {**all_metrics(miou[held_rows], held), "pearson": float(np.corrcoef(miou[held_rows], held)[0, 1])}
+
+    groups: dict[str, list[float]] = {}
+    for r in records:
+        if r["subset"] == "noise":
+            groups.setdefault(r["arch"], []).append(r["val_miou"])
+    repeated = {arch: np.array(v) for arch, v in groups.items() if len(v) >= 2}
+    scale, noise = 1.0, {"architectures": len(repeated)}
+    if len(repeated) >= 2:
+        repeated_genes = np.stack([space.from_string(a) for a in repeated])
+        mean, std = ensemble_mean_std(ensemble.predict(space.one_hot(repeated_genes)))
+        seed_std = float(np.mean([v.std(ddof=1) for v in repeated.values()]))
+        scale = calibration_scale(std, seed_std)
+        seed_means = np.array([v.mean() for v in repeated.values()])
+        noise.update({
+            "mean_repeat_std": seed_std,
+            "across_architecture_std": float(seed_means.std(ddof=1)),
+            "surrogate_mae": mae(seed_means, mean),
+            "single_scoring_mae": float(np.mean([abs(v[i] - np.delete(v, i).mean())
+                                                 for v in repeated.values() for i in range(len(v))])),
+        })
+
+    bundle = assets_dir() / "models" / "cityseg"
+    bundle.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".fit-cityseg-", dir=bundle.parent))
+    try:
+        files = ensemble.save(scratch / "ranknet")
+        costs = build_cost_tables(space)
+        (scratch / "costs.json").write_text(json.dumps(costs) + "\n")
+        latency = {}
+        for profile in ("h1", "h2"):
+            table = json.loads(data_path(f"cityseg-latency-{profile}").with_suffix(".json").read_text())
+            (scratch / f"latency-{profile}.json").write_text(json.dumps(table, sort_keys=True) + "\n")
+            latency[profile] = LatencyTable(table)
+        files += [scratch / "costs.json", scratch / "latency-h1.json", scratch / "latency-h2.json"]
+        bounds = objective_bounds(space, costs, latency)
+        entry = {
+            "protocol": protocol,
+            "bounds": bounds,
+            "noise_scale": scale,
+            "noise": noise,
+            "held_out_metrics": held_out,
+            "fit_records": int(len(fit_rows)),
+            "held_out_records": int(len(held_rows)),
+            "data_sha256": sha256_file(source_path),
+            "seed": seed,
+        }
+        write_manifest(scratch, files, **entry)
+        # Swap whole folders: a crash leaves the old bundle (possibly under the .old name) or the new one.
+        old = bundle.with_name(bundle.name + ".old")
+        shutil.rmtree(old, ignore_errors=True)
+        if bundle.exists():
+            bundle.rename(old)
+        scratch.rename(bundle)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return entry

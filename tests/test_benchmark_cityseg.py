@@ -1,0 +1,110 @@
+"""The CitySeg pipeline end to end on a seconds-long supernet: train, score sub-networks, fit, evaluate."""
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import nas_envs
+from nas_envs.benchmarks.cityseg_fit import fit_cityseg
+from nas_envs.benchmarks.cityseg_problems import OBJECTIVES
+from nas_envs.groundtruth.cityseg_supernet import supernet_path, train_supernet
+from nas_envs.groundtruth.collect import collect, plan
+from nas_envs.groundtruth.cost_tables import measure_costs
+from nas_envs.groundtruth.train import PROTOCOLS
+from nas_envs.spaces.base import InvalidArchitectureError
+
+SMOKE = PROTOCOLS["cityseg-smoke"]
+REPO_DATA = Path(__file__).resolve().parents[1] / "assets" / "data"
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    assets = tmp_path_factory.mktemp("assets")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("NAS_ENVS_ASSETS", str(assets))
+        (assets / "data").mkdir()
+        for profile in ("h1", "h2"):  # the committed measurements
+            shutil.copy(REPO_DATA / f"cityseg-latency-{profile}.json", assets / "data")
+        train_supernet(SMOKE, supernet_path(SMOKE))
+        records = assets / "data" / "cityseg-smoke.jsonl"
+        collect(records, SMOKE.name, plan("cityseg", "random", "train", 40, seeds=1), workers=1)
+        collect(records, SMOKE.name, plan("cityseg", "random", "noise", 4, seeds=3), workers=1)
+        entry = fit_cityseg(seed=0, protocol=SMOKE.name, members=3)
+        yield assets, entry
+
+
+@pytest.fixture
+def mop15(bundle, monkeypatch):
+    assets, _ = bundle
+    monkeypatch.setenv("NAS_ENVS_ASSETS", str(assets))
+    return nas_envs.make_benchmark("cityseg-mop15").load()
+
+
+def test_objectives_are_reproducible_and_noise_stays_in_its_factors(mop15):
+    archs = mop15.space.sample(50, seed=0)
+    first, again = mop15.evaluate(archs, seed=7), mop15.evaluate(archs, seed=7)
+    np.testing.assert_array_equal(first, again)
+    assert first.shape == (50, 7) and mop15.objectives == OBJECTIVES
+    exact = mop15.evaluate(archs, noise=False)
+    ratio = first / exact
+    names = list(mop15.objectives)
+    for name, spread in (("h1_latency", 0.02), ("h2_latency", 0.02), ("h1_energy", 0.05), ("h2_energy", 0.05)):
+        column = ratio[:, names.index(name)]
+        assert (np.abs(column - 1) <= spread + 1e-12).all() and column.std() > 0
+    np.testing.assert_array_equal(ratio[:, [names.index("flops"), names.index("params")]], 1.0)
+    assert not np.array_equal(mop15.evaluate(archs, seed=8), first)
+
+
+def test_flops_and_params_are_those_of_the_real_networks(mop15):
+    archs = mop15.space.sample(6, seed=3)
+    out = mop15.evaluate(archs, noise=False)
+    names = list(mop15.objectives)
+    measured = measure_costs(mop15.space, SMOKE, archs)
+    np.testing.assert_array_equal(out[:, names.index("params")], measured[:, 0])
+    np.testing.assert_array_equal(out[:, names.index("flops")], measured[:, 1])
+
+
+def test_problems_select_their_objectives_in_order(bundle, monkeypatch, mop15):
+    monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
+    archs = mop15.space.sample(5, seed=1)
+    every = mop15.evaluate(archs, seed=3)
+    mop9 = nas_envs.make_benchmark("cityseg-mop9")
+    columns = [OBJECTIVES.index(o) for o in ("err", "h2_latency", "h2_energy", "flops")]
+    np.testing.assert_array_equal(mop9.evaluate(archs, seed=3)[:, [0, 1, 3]], every[:, [columns[0], columns[1],
+                                                                                         columns[3]]])
+
+
+def test_degenerate_head_scores_the_nadir_point(mop15):
+    genes = mop15.space.sample(seed=2)
+    genes[0] = 0
+    out = mop15.evaluate(genes[None, :], seed=0)[0]
+    np.testing.assert_array_equal(out, [mop15.bounds[o][1] for o in mop15.objectives])
+    np.testing.assert_allclose(mop15.normalise(out[None, :]), 1.0)
+    assert mop15.hypervolume(out[None, :]) == 0.0
+
+
+def test_normalised_objectives_and_hypervolume(mop15, bundle):
+    _, entry = bundle
+    out = mop15.evaluate(mop15.space.sample(200, seed=4), seed=0)
+    normalised = mop15.normalise(out)
+    assert (normalised >= 0).all() and (normalised <= 1).all()
+    point = normalised[:1]
+    assert mop15.hypervolume(out[:1]) == pytest.approx(float(np.prod(1 - point)))
+    assert mop15.hypervolume(out) >= mop15.hypervolume(out[:1])
+    assert entry["bounds"]["err"] == [0.0, 1.0] and entry["noise"]["architectures"] == 4
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (np.zeros((3, 23), dtype=np.int64), r"shape \(N, 24\)"),
+        (np.full((1, 24), 0.5), "integers"),
+        (np.full((1, 24), np.nan), "integers"),
+        (np.full((1, 24), 3, dtype=np.int64), r"gene 0 \(head depth\) is 3; allowed 0..2"),
+    ],
+)
+def test_bad_input_says_what_is_wrong(mop15, bad, message):
+    with pytest.raises(InvalidArchitectureError, match=message):
+        mop15.evaluate(bad)
