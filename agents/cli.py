@@ -49,6 +49,40 @@ def _curve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _moea(args: argparse.Namespace) -> int:
+    from agents.moea import MOEAS, baseline_table, run_moea
+
+    problems = _number_range(args.problems)
+    algorithms = MOEAS if args.algorithms == "all" else tuple(args.algorithms.split(","))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+    keys = {(r["problem"], r["algorithm"], r["seed"], r["evaluations_asked"]) for r in done}
+    with open(out, "a") as handle:  # resumable: one line per finished run
+        for problem in problems:
+            for algorithm in algorithms:
+                for seed in range(args.runs):
+                    if (problem, algorithm, seed, args.evaluations) in keys:
+                        continue
+                    row = {**run_moea(problem, algorithm, seed, args.evaluations), "evaluations_asked": args.evaluations}
+                    handle.write(json.dumps(row) + "\n")
+                    handle.flush()
+                    done.append(row)
+                    print(json.dumps(row), flush=True)
+    selected = [r for r in done if r["problem"] in problems and r["evaluations_asked"] == args.evaluations]
+    print(baseline_table(selected))
+    return 0
+
+
+def _number_range(text: str) -> list[int]:
+    """``"1-15"`` or ``"1,3,5"`` -> problem numbers."""
+    numbers = []
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        numbers += list(range(int(low), int(high or low) + 1))
+    return numbers
+
+
 def main(argv: list[str] | None = None) -> int:
     parser, commands = build_parser()
 
@@ -76,6 +110,14 @@ def main(argv: list[str] | None = None) -> int:
     curve.add_argument("--agent", default="ppo")
     curve.add_argument("--window", type=int, default=100, help="architectures per point")
     curve.set_defaults(handler=_curve)
+
+    moea = commands.add_parser("moea", help="pymoo's NSGA-II/III, MOEA/D and RVEA on CitySeg/MOP: HV table")
+    moea.add_argument("--problems", default="1-15", help="e.g. 1-15 or 1,6,15")
+    moea.add_argument("--algorithms", default="all", help="all or a comma list of nsga2,nsga3,moead,rvea")
+    moea.add_argument("--runs", type=int, default=5, help="seeds per problem and algorithm")
+    moea.add_argument("--evaluations", type=int, default=10_000)
+    moea.add_argument("--out", default="runs/moea/runs.jsonl", help="JSON lines of finished runs (resumes)")
+    moea.set_defaults(handler=_moea)
 
     return dispatch(parser, argv)
 

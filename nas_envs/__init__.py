@@ -16,9 +16,14 @@ register(
     vector_entry_point="nas_envs.envs.darts:SurrNASDartsVectorEnv",
 )
 
+for _problem in range(1, 16):
+    register(id=f"CitySeg-MOP{_problem}-v0", entry_point="nas_envs.envs.cityseg:CitySegMOPEnv",
+             kwargs={"problem": _problem})
+
 
 def make_benchmark(name: str, surrogate: str = "xgb"):
-    """A bundled benchmark by name (``"darts"``, ``"fbnet"``); see :class:`nas_envs.benchmarks.SurrogateBenchmark`."""
+    """A bundled benchmark by name (``"darts"``, ``"fbnet"``, ``"cityseg-mop1"`` ... ``"cityseg-mop15"``); see
+    :class:`nas_envs.benchmarks.SurrogateBenchmark` and :class:`nas_envs.benchmarks.cityseg.CitySegBenchmark`."""
     from nas_envs.benchmarks import make_benchmark as _make_benchmark
 
     return _make_benchmark(name, surrogate=surrogate)

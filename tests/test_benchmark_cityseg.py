@@ -108,3 +108,58 @@ def test_normalised_objectives_and_hypervolume(mop15, bundle):
 def test_bad_input_says_what_is_wrong(mop15, bad, message):
     with pytest.raises(InvalidArchitectureError, match=message):
         mop15.evaluate(bad)
+
+
+@pytest.mark.parametrize("algorithm", ["nsga2", "nsga3", "moead", "rvea"])
+def test_pymoo_algorithms_run_reproducibly(bundle, monkeypatch, algorithm):
+    from agents.moea import run_moea
+
+    monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
+    first = run_moea(problem=2, algorithm=algorithm, seed=0, evaluations=315)
+    assert first == run_moea(problem=2, algorithm=algorithm, seed=0, evaluations=315)
+    assert first["evaluations"] == 315  # three generations of 105
+    assert 0.0 < first["hv"] < 1.0
+
+
+@pytest.mark.parametrize("env_id", ["CitySeg-MOP1-v0", "CitySeg-MOP15-v0"])
+def test_environment_passes_both_checkers(bundle, monkeypatch, env_id):
+    import gymnasium as gym
+    from gymnasium.utils.env_checker import check_env
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
+    check_env(gym.make(env_id).unwrapped)
+    sb3_check_env(gym.make(env_id).unwrapped)
+
+
+def test_environment_rewards_hypervolume_improvement_of_its_archive(bundle, monkeypatch, mop15):
+    import gymnasium as gym
+
+    monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
+    env = gym.make("CitySeg-MOP4-v0", budget_seconds=4.5 * mop15.seconds_per_evaluation)
+    _, info = env.reset(seed=3)
+    assert info["action_mask"].tolist() == [0, 1, 1, 0]  # head depth 0 is masked
+    rng = np.random.default_rng(0)
+    total, points = 0.0, []
+    for episode in range(5):
+        if episode:
+            _, info = env.reset()
+        for _ in range(24):
+            legal = np.flatnonzero(info["action_mask"])
+            _, reward, terminated, _, info = env.step(int(rng.choice(legal)))
+        assert terminated and reward >= 0.0
+        total += reward
+        points.append(list(info["objectives"].values()))
+        assert list(info["objectives"]) == ["err", "h1_latency", "h1_energy", "flops"]
+    assert total == pytest.approx(info["hypervolume"])
+    assert info["hypervolume"] == pytest.approx(hypervolume_of(bundle, monkeypatch, np.array(points)))
+    assert info["budget_exhausted"]
+    with pytest.raises(nas_envs.benchmarks.BudgetExhaustedError):
+        env.reset()
+    _, info = env.reset(options={"reset_budget": True})
+    assert env.unwrapped.hypervolume == 0.0 and info["sim_time"] == 0.0
+
+
+def hypervolume_of(bundle, monkeypatch, points: np.ndarray) -> float:
+    monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
+    return nas_envs.make_benchmark("cityseg-mop4").hypervolume(points)

@@ -141,6 +141,11 @@ class CitySegBenchmark:
         """Utopian and nadir value of every objective (this suite's own tables, noise factors included)."""
         return {k: tuple(v) for k, v in self.manifest["bounds"].items()}
 
+    @property
+    def seconds_per_evaluation(self) -> float:
+        """Simulated seconds one evaluation costs: the median measured time of scoring a sub-network."""
+        return float(self.manifest["seconds_per_evaluation"])
+
     def load(self) -> "CitySegBenchmark":
         _ = self._ranknet, self._costs, self._latency, self.bounds
         return self

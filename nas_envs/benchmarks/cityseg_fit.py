@@ -111,6 +111,8 @@ def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10) -
             "noise_scale": scale,
             "noise": noise,
             "held_out_metrics": held_out,
+            # the simulated clock of the environments: what scoring one sub-network really cost here
+            "seconds_per_evaluation": float(np.median([r["eval_seconds"] for r in train])),
             "fit_records": int(len(fit_rows)),
             "held_out_records": int(len(held_rows)),
             "data_sha256": sha256_file(source_path),

@@ -85,6 +85,7 @@ class SequentialNASEnv(gym.Env):
         if fresh_budget:
             self.sim_time = 0.0
             self.budget_exhausted = False
+            self._start_budget()
         elif self.budget_exhausted:
             raise BudgetExhaustedError(
                 f"the simulated budget of {self.budget_seconds:.0f} s is spent ({self.sim_time:.0f} s used); call "
@@ -122,9 +123,8 @@ class SequentialNASEnv(gym.Env):
             self._mask = self.space.action_mask(self._genes[: self._step_index])
             return self._obs.copy(), 0.0, False, False, self._info()
 
-        objectives = self.benchmark.evaluate_genes(self._genes[None, :], self.noise, self.np_random)
-        self.last_objectives = {name: float(values[0]) for name, values in objectives.items()}
-        self.sim_time += self.last_objectives["train_time_s"]
+        reward, self.last_objectives, seconds = self._score(self._genes)
+        self.sim_time += seconds
         if self.budget_seconds is not None and self.sim_time >= self.budget_seconds:
             self.budget_exhausted = True
         self._obs[-1] = remaining_fraction(self.budget_seconds, self.sim_time)
@@ -133,7 +133,7 @@ class SequentialNASEnv(gym.Env):
         info["architecture"] = self.space.to_string(self._genes)
         info["objectives"] = dict(self.last_objectives)
         info["budget_exhausted"] = self.budget_exhausted
-        return self._obs.copy(), float(self.last_objectives["val_accuracy"]), True, False, info
+        return self._obs.copy(), float(reward), True, False, info
 
     def action_masks(self) -> np.ndarray:
         """Legal actions now (int8), as read by sb3-contrib's MaskablePPO; equals ``info["action_mask"]``."""
@@ -145,6 +145,17 @@ class SequentialNASEnv(gym.Env):
         if self.render_mode == "rgb_array":
             return self._render_rgb()
         return None
+
+    # --- hooks of the multi-objective environments --------------------------------------------------------------
+    def _score(self, genes: np.ndarray) -> tuple[float, dict[str, float], float]:
+        """(reward, objectives, simulated seconds) of a completed architecture: validation accuracy and the
+        predicted training time."""
+        objectives = self.benchmark.evaluate_genes(genes[None, :], self.noise, self.np_random)
+        values = {name: float(v[0]) for name, v in objectives.items()}
+        return values["val_accuracy"], values, values["train_time_s"]
+
+    def _start_budget(self) -> None:
+        """Called when a fresh simulated budget starts."""
 
     # --- helpers -----------------------------------------------------------------------------------------------
     @property
