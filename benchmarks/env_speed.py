@@ -97,7 +97,8 @@ def main() -> None:
     for num_envs in (16, 256):
         rate = vector_env_rate(args.env, num_envs, max(1, args.episodes // num_envs))
         print(f"vector env ({num_envs} copies): {rate:,.0f} complete episodes/s")
-    for surrogate in ("xgb", "gin"):
+    bundled = nas_envs.make_benchmark(args.benchmark).manifest["models"]
+    for surrogate in [s for s in ("xgb", "gin") if s in bundled]:
         print(f"benchmark '{args.benchmark}' ({surrogate}) evaluate 100 architectures (noisy, runtime and exact "
               f"costs included): {batched_evaluation_ms(args.benchmark, surrogate):.2f} ms (median of 50 calls)")
 

@@ -15,6 +15,11 @@ register(
     entry_point="nas_envs.envs.darts:SurrNASDartsEnv",
     vector_entry_point="nas_envs.envs.darts:SurrNASDartsVectorEnv",
 )
+register(
+    id="SurrNAS-FBNet-v0",
+    entry_point="nas_envs.envs.fbnet:SurrNASFBNetEnv",
+    vector_entry_point="nas_envs.envs.fbnet:SurrNASFBNetVectorEnv",
+)
 
 for _problem in range(1, 16):
     register(id=f"CitySeg-MOP{_problem}-v0", entry_point="nas_envs.envs.cityseg:CitySegMOPEnv",

@@ -81,7 +81,8 @@ def _data_card(args: argparse.Namespace) -> int:
     protocol = args.protocol or DEFAULT_PROTOCOL[args.space]
     path = data_path(protocol)
     records = load(path, protocol)
-    report = {"protocol": protocol, "file": str(path), **summary(records)}
+    keys = {"metric": "val_miou", "seconds": "eval_seconds"} if args.space == "cityseg" else {}
+    report = {"protocol": protocol, "file": str(path), **summary(records, **keys)}
     if args.compare_protocol:
         other = load(data_path(args.compare_protocol), args.compare_protocol)
         report[f"noise_subset_agreement_with_{args.compare_protocol}"] = noise_subset_agreement(records, other)
@@ -188,7 +189,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]
     evaluate.set_defaults(handler=_evaluate_surrogate)
 
     card = commands.add_parser("data-card", help="numbers and analysis plots of the collected ground truth")
-    card.add_argument("space", choices=["darts", "fbnet"])
+    card.add_argument("space", choices=["darts", "fbnet", "cityseg"])
     card.add_argument("--protocol", default=None)
     card.add_argument("--figures", default="assets/data/figures", help="folder for the analysis plots")
     card.add_argument("--compare-protocol", default=None,

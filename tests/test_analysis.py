@@ -31,7 +31,7 @@ def test_data_card_command_on_the_committed_data(tmp_path, capsys):
     assert main(["data-card", "darts", "--figures", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
     report = json.loads(printed[: printed.index("wrote")])
-    assert report["trainings"] >= 100
+    assert report["records"] >= 100
     assert report["noise"]["ratio"] > 2  # the bundled protocol's floor
     assert set(report["median_val_error_by_group"]) == {"param_free_normal", "skip_normal", "depth_normal"}
     assert sorted(p.name for p in tmp_path.glob("*.png")) == [

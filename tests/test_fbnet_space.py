@@ -66,3 +66,13 @@ def test_network_shapes_and_exact_cost_table():
     counts = SPACE.cost_features(archs)
     predicted = np.rint(table["params"]["intercept"] + counts @ np.array(table["params"]["weights"]))
     np.testing.assert_array_equal(predicted, measure_costs(SPACE, protocol, archs)[:, 0])
+
+
+def test_layer_chain_graphs():
+    archs = SPACE.sample(3, seed=5)
+    node_type, edge_index, edge_type = SPACE.graphs(archs)
+    assert node_type.shape == (3, 24) and edge_index.shape == (3, 2, 23) and edge_type.shape == (3, 23)
+    np.testing.assert_array_equal(node_type[:, 1:-1], archs)  # the blocks are the node types
+    assert (node_type[:, 0] == 9).all() and (node_type[:, -1] == 10).all()
+    np.testing.assert_array_equal(edge_index[0, 1] - edge_index[0, 0], 1)  # each node feeds the next
+    assert edge_type[0].tolist() == [layer_stage(i) for i in range(NUM_LAYERS)] + [7]

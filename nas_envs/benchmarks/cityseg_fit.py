@@ -17,12 +17,13 @@ import numpy as np
 from nas_envs.assets import assets_dir, data_path
 from nas_envs.benchmarks.cityseg import NOISE_FACTORS, LatencyTable, hardware_objectives
 from nas_envs.benchmarks.cityseg_problems import OBJECTIVES
-from nas_envs.benchmarks.fit import held_out_split
+from nas_envs.benchmarks.fit import held_out_split, surrogate_against_table
+from nas_envs.groundtruth.analysis import noise_summary
 from nas_envs.groundtruth.collect import read_records
 from nas_envs.groundtruth.train import DEFAULT_PROTOCOL
 from nas_envs.spaces.cityseg import CHOICES, CitySegSpace
 from surrogates.manifest import sha256_file, write_manifest
-from surrogates.metrics import all_metrics, mae
+from surrogates.metrics import all_metrics
 from surrogates.noise import calibration_scale, ensemble_mean_std
 
 BOUNDS_SAMPLE = 100_000
@@ -76,20 +77,12 @@ def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10) -
         if r["subset"] == "noise":
             groups.setdefault(r["arch"], []).append(r["val_miou"])
     repeated = {arch: np.array(v) for arch, v in groups.items() if len(v) >= 2}
-    scale, noise = 1.0, {"architectures": len(repeated)}
+    scale, noise = 1.0, noise_summary(records, metric="val_miou")
     if len(repeated) >= 2:
-        repeated_genes = np.stack([space.from_string(a) for a in repeated])
-        mean, std = ensemble_mean_std(ensemble.predict(space.one_hot(repeated_genes)))
-        seed_std = float(np.mean([v.std(ddof=1) for v in repeated.values()]))
-        scale = calibration_scale(std, seed_std)
-        seed_means = np.array([v.mean() for v in repeated.values()])
-        noise.update({
-            "mean_repeat_std": seed_std,
-            "across_architecture_std": float(seed_means.std(ddof=1)),
-            "surrogate_mae": mae(seed_means, mean),
-            "single_scoring_mae": float(np.mean([abs(v[i] - np.delete(v, i).mean())
-                                                 for v in repeated.values() for i in range(len(v))])),
-        })
+        mean, std = ensemble_mean_std(ensemble.predict(space.one_hot(np.stack([space.from_string(a) for a in repeated]))))
+        scale = calibration_scale(std, noise["mean_seed_std"])
+        noise["surrogate_against_repeats"] = surrogate_against_table(list(repeated.values()), mean,
+                                                                     constant=float(miou[fit_rows].mean()))
 
     bundle = assets_dir() / "models" / "cityseg"
     bundle.parent.mkdir(parents=True, exist_ok=True)

@@ -17,12 +17,12 @@ from nas_envs.spaces import get_space
 from nas_envs.spaces.darts import PARAMETER_FREE_OPS
 
 
-def noise_summary(records: list[dict]) -> dict[str, float]:
-    """Across-architecture std of seed-mean validation accuracy over mean within-architecture seed std."""
+def noise_summary(records: list[dict], metric: str = "val_accuracy") -> dict[str, float]:
+    """Across-architecture std of the seed means of ``metric`` over the mean within-architecture seed std."""
     groups: dict[str, list[float]] = collections.defaultdict(list)
     for r in records:
         if r["subset"] == "noise":
-            groups[r["arch"]].append(r["val_accuracy"])
+            groups[r["arch"]].append(r[metric])
     repeated = [np.array(v) for v in groups.values() if len(v) >= 2]
     if len(repeated) < 2:
         return {"architectures": len(repeated)}
@@ -60,19 +60,20 @@ def noise_subset_agreement(records_a: list[dict], records_b: list[dict]) -> dict
     }
 
 
-def summary(records: list[dict]) -> dict:
+def summary(records: list[dict], metric: str = "val_accuracy", seconds: str = "train_seconds") -> dict:
+    """Counts, cost and range of a collection (CitySeg: ``metric="val_miou"``, ``seconds="eval_seconds"``)."""
     counts = collections.Counter((r["subset"], r["source"]) for r in records)
-    seconds = np.array([r["train_seconds"] for r in records])
-    val = np.array([r["val_accuracy"] for r in records])
+    cost = np.array([r[seconds] for r in records])
+    values = np.array([r[metric] for r in records])
     return {
-        "trainings": len(records),
+        "records": len(records),
         "distinct_architectures": len({r["arch"] for r in records}),
         "by_subset_and_source": {f"{subset}/{source}": n for (subset, source), n in sorted(counts.items())},
-        "train_seconds_median": float(np.median(seconds)),
-        "train_seconds_range": [float(seconds.min()), float(seconds.max())],
-        "train_seconds_total_hours": float(seconds.sum() / 3600),
-        "val_accuracy_range": [float(val.min()), float(val.max())],
-        "noise": noise_summary(records),
+        f"{seconds}_median": float(np.median(cost)),
+        f"{seconds}_range": [float(cost.min()), float(cost.max())],
+        f"{seconds}_total_hours": float(cost.sum() / 3600),
+        f"{metric}_range": [float(values.min()), float(values.max())],
+        "noise": noise_summary(records, metric),
     }
 
 

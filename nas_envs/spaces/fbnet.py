@@ -20,9 +20,12 @@ NUM_LAYERS = sum(STAGE_LAYERS)
 SKIP = BLOCKS.index("skip")
 
 
+LAYER_STAGE = np.repeat(np.arange(len(STAGE_LAYERS)), STAGE_LAYERS)  # stage (0..6) of each searchable layer
+
+
 def layer_stage(layer: int) -> int:
     """The stage (0..6) of searchable layer ``layer`` (0..21)."""
-    return int(np.searchsorted(np.cumsum(STAGE_LAYERS), layer, side="right"))
+    return int(LAYER_STAGE[layer])
 
 
 class FBNetSpace(SearchSpace):
@@ -105,9 +108,20 @@ class FBNetSpace(SearchSpace):
         one_hot = self.one_hot(archs)
         per_layer = one_hot.reshape(len(one_hot), NUM_LAYERS, len(BLOCKS))
         counts = per_layer.sum(axis=1)
-        stage_of = np.array([layer_stage(layer) for layer in range(NUM_LAYERS)])
-        skips = np.stack([per_layer[:, stage_of == s, SKIP].sum(axis=1) for s in range(len(STAGE_LAYERS))], axis=1)
+        skips = np.stack([per_layer[:, LAYER_STAGE == s, SKIP].sum(axis=1) for s in range(len(STAGE_LAYERS))], axis=1)
         return np.concatenate([one_hot, counts, skips], axis=1)
+
+    def graphs(self, archs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The layer chain as typed graphs for the GIN: 24 nodes (input, the 22 layers, output) whose types are
+        the blocks (0..8; 9 input, 10 output), 23 edges from each node to the next, typed by the stage of the
+        layer they enter (0..6; 7 into the output). Returns node types ``(N, 24)``, edge index ``(N, 2, 23)``,
+        edge types ``(N, 23)``."""
+        archs = np.asarray(archs, dtype=np.int64).reshape(-1, NUM_LAYERS)
+        n = len(archs)
+        node_type = np.column_stack([np.full(n, len(BLOCKS)), archs, np.full(n, len(BLOCKS) + 1)])
+        chain = np.stack([np.arange(NUM_LAYERS + 1), np.arange(1, NUM_LAYERS + 2)])
+        edge_type = np.append(LAYER_STAGE, len(STAGE_LAYERS))
+        return node_type, np.broadcast_to(chain, (n, *chain.shape)).copy(), np.broadcast_to(edge_type, (n, NUM_LAYERS + 1)).copy()
 
     def cost_features(self, archs: np.ndarray) -> np.ndarray:
         """Each layer's cost depends only on its block: the one-hot encoding is exact for params and FLOPs."""
