@@ -69,8 +69,8 @@ def make_moea(name: str, objectives: int):
 
 
 def run_moea(problem: int, algorithm: str, seed: int, evaluations: int = 10_000) -> dict:
-    """One run of at least ``evaluations`` evaluations (whole generations); returns the normalised hypervolume of
-    the final population and the evaluations spent."""
+    """One run of ``ceil(evaluations / population)`` generations (pymoo's RVEA evaluates fewer offspring where it
+    drops duplicates); returns the normalised hypervolume of the final population and the evaluations spent."""
     from pymoo.optimize import minimize
 
     benchmark = make_benchmark(f"cityseg-mop{problem}")

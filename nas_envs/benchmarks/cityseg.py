@@ -26,7 +26,14 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from nas_envs.benchmarks.cityseg_problems import OBJECTIVES, CitySegProblem
-from nas_envs.spaces.cityseg import EXPAND_START, SLOT_STAGE, WIDTH_START, CitySegSpace
+from nas_envs.spaces.cityseg import (
+    DEPTH_CHOICES,
+    EXPAND_START,
+    SLOT_STAGE,
+    STAGE_MAX_BLOCKS,
+    WIDTH_START,
+    CitySegSpace,
+)
 from surrogates.manifest import read_verified_manifest
 from surrogates.noise import ensemble_mean_std
 
@@ -61,14 +68,14 @@ class LatencyTable:
         if part != "head" and part != "decoder":
             w_in, w_out, depth, expands = keys[:, 0], keys[:, 1], keys[:, 2], keys[:, 3:]
             digits = (expands * 3 ** np.arange(expands.shape[1])).sum(axis=1) if expands.shape[1] else 0
-            return ((w_in * 3 + w_out) * 4 + depth) * 81 + digits
+            return ((w_in * 3 + w_out) * max(DEPTH_CHOICES) + depth) * 3 ** max(STAGE_MAX_BLOCKS) + digits
         return (keys * 3 ** np.arange(keys.shape[1])[::-1]).sum(axis=1)
 
     def milliseconds(self, genes: np.ndarray) -> np.ndarray:
         """Per-image latency of canonical, non-degenerate architectures ``(N, 24)``."""
         widths = genes[:, WIDTH_START:]
         total = self._parts["head"][self._index("head", np.column_stack([genes[:, 0], widths[:, :2]]))]
-        for stage in range(4):
+        for stage in range(len(STAGE_MAX_BLOCKS)):
             slots = EXPAND_START + np.flatnonzero(SLOT_STAGE == stage)
             # inactive slots are 0 in canonical genes: the same index as a key without them
             keys = np.column_stack([widths[:, 1 + stage], widths[:, 2 + stage], genes[:, 1 + stage], genes[:, slots]])

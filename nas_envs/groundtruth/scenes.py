@@ -6,7 +6,8 @@ is background (10). Scene ``i`` of a split is a pure function of (split, i): the
 
 Items come from disjoint pools: ``train`` scenes from the first 50,000 images of the fixed permutation of the
 official training set (the permutation of :mod:`nas_envs.groundtruth.fashion_mnist`), ``calibration`` and ``val``
-scenes from the other 10,000, ``test`` scenes from the official test set.
+scenes from the other 10,000, ``test`` scenes from the official test set (kept for later use; the suite's
+objective is validation mIoU, as in EvoXBench).
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ PROTOCOLS: dict[str, Protocol] = {
             space="cityseg",
             resolution=64,
             n_train=16_000,  # training scenes
-            n_val=500,  # validation and test scenes each
+            n_val=500,  # validation scenes
             epochs=5,
             batch_size=32,
         ),
