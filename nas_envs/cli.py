@@ -128,11 +128,13 @@ def _measure_latency(args: argparse.Namespace) -> int:
         archs = space.sample(args.check, seed=20261129)
         predicted = latency_from_table(table, archs)
         torch.set_num_threads(profile.threads)
-        measured = np.array([1000 * time_network(genes, profile.batch) / profile.batch for genes in archs])
+        measured, again = (np.array([1000 * time_network(genes, profile.batch) / profile.batch for genes in archs])
+                           for _ in range(2))
         table["check"] = {
             "architectures": args.check,
             "mean_abs_percentage_error": float(np.mean(np.abs(predicted - measured) / measured) * 100),
             "kendall_tau": kendall_tau(measured, predicted),
+            "kendall_tau_of_a_second_measurement": kendall_tau(measured, again),  # what measurement noise allows
             "measured_ms_range": [float(measured.min()), float(measured.max())],
         }
         path = data_path(f"cityseg-latency-{profile.name}").with_suffix(".json")

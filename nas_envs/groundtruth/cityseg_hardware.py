@@ -125,20 +125,21 @@ def time_network(genes: np.ndarray, batch: int, repeats: int = 15) -> float:
         return _median_seconds(lambda: model(x), repeats)
 
 
-def measure_latency_table(profile: HardwareProfile, progress=None) -> dict:
-    """Milliseconds per image of every part configuration under ``profile`` (threads and batch)."""
+def measure_latency_table(profile: HardwareProfile, passes: int = 3) -> dict:
+    """Milliseconds per image of every part configuration under ``profile`` (threads and batch): the median of
+    ``passes`` full passes over all configurations, so that a transient disturbance hits one pass, not a part."""
     previous = torch.get_num_threads()
     torch.set_num_threads(profile.threads)
     try:
-        table: dict[str, dict[str, float]] = {part: {} for part in PARTS}
-        for number, (part, key) in enumerate(part_configurations()):
-            seconds = time_part(part, key, profile.batch)
-            table[part][",".join(map(str, key))] = 1000 * seconds / profile.batch
-            if progress is not None:
-                progress(number)
+        configurations = list(part_configurations())
+        seconds = np.array([[time_part(part, key, profile.batch) for part, key in configurations]
+                            for _ in range(passes)])
     finally:
         torch.set_num_threads(previous)
-    return {"profile": profile.name, "threads": profile.threads, "batch": profile.batch,
+    table: dict[str, dict[str, float]] = {part: {} for part in PARTS}
+    for (part, key), value in zip(configurations, np.median(seconds, axis=0)):
+        table[part][",".join(map(str, key))] = 1000 * float(value) / profile.batch
+    return {"profile": profile.name, "threads": profile.threads, "batch": profile.batch, "passes": passes,
             "unit": "milliseconds per image", "machine": environment_description(), "parts": table}
 
 
