@@ -8,6 +8,9 @@ without noise, normalised with the suite's utopian and nadir points (reference p
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 
 from nas_envs import make_benchmark
@@ -68,9 +71,10 @@ def make_moea(name: str, objectives: int):
     return RVEA(ref_dirs=directions, pop_size=population, **operators)
 
 
-def run_moea(problem: int, algorithm: str, seed: int, evaluations: int = 10_000) -> dict:
+def run_moea(problem: int, algorithm: str, seed: int, evaluations: int = 10_000, trajectory: Path | None = None) -> dict:
     """One run of ``ceil(evaluations / population)`` generations (pymoo's RVEA evaluates fewer offspring where it
-    drops duplicates); returns the normalised hypervolume of the final population and the evaluations spent."""
+    drops duplicates); returns the normalised hypervolume of the final population and the evaluations spent.
+    With ``trajectory``, the architectures it evaluated are written there (JSON lines with ``architecture``)."""
     from pymoo.optimize import minimize
 
     benchmark = make_benchmark(f"cityseg-mop{problem}")
@@ -81,6 +85,12 @@ def run_moea(problem: int, algorithm: str, seed: int, evaluations: int = 10_000)
     population = len(moea.ref_dirs) if algorithm == "moead" else moea.pop_size
     generations = -(-evaluations // population)
     result = minimize(pymoo_problem, moea, ("n_gen", generations), seed=seed, verbose=False)
+    if trajectory is not None:  # the architectures it visited, for training them for real (nas-envs collect)
+        trajectory.parent.mkdir(parents=True, exist_ok=True)
+        space = benchmark.space
+        lines = [json.dumps({"architecture": space.to_string(space.canonicalize(g))})
+                 for batch in pymoo_problem.evaluated for g in batch]
+        trajectory.write_text("\n".join(lines) + "\n")
     final = np.rint(np.atleast_2d(result.pop.get("X"))).astype(np.int64)
     return {
         "problem": problem,

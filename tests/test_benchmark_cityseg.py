@@ -1,5 +1,6 @@
 """The CitySeg pipeline end to end on a seconds-long supernet: train, score sub-networks, fit, evaluate."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -111,12 +112,17 @@ def test_bad_input_says_what_is_wrong(mop15, bad, message):
 
 
 @pytest.mark.parametrize("algorithm", ["nsga2", "nsga3", "moead", "rvea"])
-def test_pymoo_algorithms_run_reproducibly(bundle, monkeypatch, algorithm):
+def test_pymoo_algorithms_run_reproducibly(bundle, monkeypatch, tmp_path, algorithm):
     from agents.moea import run_moea
 
     monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
     first = run_moea(problem=2, algorithm=algorithm, seed=0, evaluations=315)
-    assert first == run_moea(problem=2, algorithm=algorithm, seed=0, evaluations=315)
+    trajectory = tmp_path / algorithm / "seed_0.jsonl"
+    assert first == run_moea(problem=2, algorithm=algorithm, seed=0, evaluations=315, trajectory=trajectory)
+    visited = [json.loads(line)["architecture"] for line in trajectory.read_text().splitlines()]
+    assert len(visited) == first["evaluations"]  # every evaluation, as canonical strings the collector can train
+    space = nas_envs.make_benchmark("cityseg-mop2").space
+    assert all(space.to_string(space.from_string(a)) == a for a in visited[:50])
     assert first["evaluations"] == 315  # three generations of 105
     assert 0.0 < first["hv"] < 1.0
 

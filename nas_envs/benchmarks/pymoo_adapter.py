@@ -21,6 +21,9 @@ class CitySegPymooProblem(Problem):
         self.benchmark = benchmark
         self.noise = noise
         self.rng = np.random.default_rng(seed)
+        self.evaluated: list[np.ndarray] = []  # every batch of genes evaluated, in order (an optimiser trajectory)
 
     def _evaluate(self, x: np.ndarray, out: dict, *args, **kwargs) -> None:
-        out["F"] = self.benchmark.evaluate(np.rint(x).astype(np.int64), noise=self.noise, seed=self.rng)
+        genes = np.rint(x).astype(np.int64)
+        self.evaluated.append(genes)
+        out["F"] = self.benchmark.evaluate(genes, noise=self.noise, seed=self.rng)
