@@ -127,3 +127,15 @@ def test_trajectory_jobs_train_the_optimisers_architectures_after_its_initial_po
     assert space.to_string(job_architecture(space, jobs[1])) == archs[101]
     with pytest.raises(ValueError, match="holds 4 architectures"):
         plan("darts", "random", "train", 5, 1, trajectory=str(trajectory))
+
+
+def test_trajectory_jobs_skip_degenerate_cityseg_networks(tmp_path):
+    space = get_space("cityseg")
+    archs = space.sample(106, seed=0)
+    archs[[101, 104], 0] = 0  # head depth 0: scored at the nadir by the benchmark, never measured
+    trajectory = tmp_path / "nsga2" / "seed_0.jsonl"
+    trajectory.parent.mkdir()
+    # the first 100 lines are the optimiser's initial population, which trajectories skip
+    trajectory.write_text("".join(json.dumps({"architecture": space.to_string(a)}) + "\n" for a in archs))
+    jobs = plan("cityseg", "random", "train", 6, seeds=1, trajectory=str(trajectory))
+    assert [job.index for job in jobs] == [0, 2, 3, 5] and {job.source for job in jobs} == {"nsga2"}

@@ -60,7 +60,9 @@ def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10) -
     space = CitySegSpace()
     protocol = protocol or DEFAULT_PROTOCOL["cityseg"]
     source_path = data_path(protocol)
-    records = [r for r in read_records(source_path) if r["protocol"] == protocol]
+    # Head depth 0 is scored at the nadir, not by the predictor; a degenerate network an optimiser trajectory
+    # brought in before the collector skipped them stays in the data but is not fitted on.
+    records = [r for r in read_records(source_path) if r["protocol"] == protocol and r["genes"][0] > 0]
     train = [r for r in records if r["subset"] == "train"]
     if len(train) < 20:
         raise ValueError(f"{source_path}: only {len(train)} scored sub-networks; collect more first "

@@ -83,14 +83,20 @@ def plan(space: str, source: str, subset: str, n: int, seeds: int, start: int = 
     """
     if subset not in SUBSETS:
         raise ValueError(f"unknown subset {subset!r}; allowed: {SUBSETS}")
+    indices = range(start, n)
     if trajectory:
-        available = len(trajectory_architectures(trajectory))
-        if n > available:
-            raise ValueError(f"{trajectory} holds {available} architectures after its initial population; asked {n}")
+        architectures = trajectory_architectures(trajectory)
+        if n > len(architectures):
+            raise ValueError(f"{trajectory} holds {len(architectures)} architectures after its initial population; "
+                             f"asked {n}")
         source = Path(trajectory).parent.name
+        search_space = get_space(space)
+        if hasattr(search_space, "degenerate_rows"):  # CitySeg's head depth 0: scored at the nadir, never measured
+            genes = np.stack([search_space.from_string(architectures[i]) for i in indices])
+            indices = [i for i, bad in zip(indices, search_space.degenerate_rows(genes)) if not bad]
     elif source not in SOURCES:
         raise ValueError(f"unknown source {source!r}; allowed: {SOURCES} or --trajectory FILE")
-    return [Job(space, source, subset, i, s, trajectory) for i in range(start, n) for s in range(seeds)]
+    return [Job(space, source, subset, i, s, trajectory) for i in indices for s in range(seeds)]
 
 
 def read_records(path: Path) -> list[dict]:
