@@ -88,6 +88,15 @@ PROTOCOLS: dict[str, Protocol] = {
         # Seconds-long CitySeg supernet training for tests; its numbers mean nothing.
         Protocol(name="cityseg-smoke", space="cityseg", resolution=64, n_train=320, n_val=16, epochs=2, batch_size=32,
                  lr=0.1),
+        # Noise pilot: the native 28 x 28 resolution, so that kernel sizes and strides matter more (about 4x the cost).
+        Protocol(
+            name="fbnet-fmnist28-half-e4-v1",
+            space="fbnet",
+            network={"width_multiplier": 0.5},
+            resolution=28,
+            weight_decay=5e-4,
+            label_smoothing=0.1,
+        ),
         # The CitySeg supernet: 64 x 64 scenes of Fashion-MNIST items (nas_envs/groundtruth/scenes.py).
         Protocol(
             name="cityseg-scenes64-supernet-v1",
