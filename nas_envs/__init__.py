@@ -23,7 +23,7 @@ register(
 
 for _problem in range(1, 16):
     register(id=f"CitySeg-MOP{_problem}-v0", entry_point="nas_envs.envs.cityseg:CitySegMOPEnv",
-             kwargs={"problem": _problem})
+             vector_entry_point="nas_envs.envs.cityseg:CitySegMOPVectorEnv", kwargs={"problem": _problem})
 
 
 def make_benchmark(name: str, surrogate: str = "xgb"):

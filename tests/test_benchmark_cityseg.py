@@ -169,3 +169,29 @@ def test_environment_rewards_hypervolume_improvement_of_its_archive(bundle, monk
 def hypervolume_of(bundle, monkeypatch, points: np.ndarray) -> float:
     monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
     return nas_envs.make_benchmark("cityseg-mop4").hypervolume(points)
+
+
+def test_vector_environment_matches_single_environments(bundle, monkeypatch):
+    import gymnasium as gym
+
+    monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
+    space = nas_envs.make_benchmark("cityseg-mop2").space
+    episodes = [space.sample(3, seed=s) for s in (10, 11)]  # two rounds of three architectures
+    venv = gym.make_vec("CitySeg-MOP2-v0", num_envs=3, vectorization_mode="vector_entry_point", noise=False)
+    venv.reset(seed=0)
+    vector_rewards = []
+    for archs in episodes:
+        for step in range(24):
+            _, rewards, terminated, _, info = venv.step(archs[:, step])
+        assert terminated.all() and set(info["objectives"]) == {"err", "h1_latency", "flops"}
+        vector_rewards.append(rewards)
+        venv.step(np.zeros(3, dtype=np.int64))  # the autoreset step
+    for copy in range(3):
+        env = gym.make("CitySeg-MOP2-v0", noise=False)
+        _, info = env.reset(seed=0)
+        for round_, archs in enumerate(episodes):
+            if round_:
+                env.reset()
+            for action in archs[copy]:
+                _, reward, _, _, info = env.step(int(action))
+            assert reward == pytest.approx(vector_rewards[round_][copy])  # each copy keeps its own archive

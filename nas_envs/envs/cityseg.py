@@ -6,6 +6,27 @@ import numpy as np
 
 from nas_envs.envs.rendering import figure_to_array, new_figure
 from nas_envs.envs.sequential import SequentialNASEnv
+from nas_envs.envs.vector import SequentialNASVectorEnv
+
+
+class Archive:
+    """The non-dominated normalised objective vectors found so far, and their hypervolume (reference all ones)."""
+
+    def __init__(self, objectives: int) -> None:
+        self.points = np.empty((0, objectives))
+        self.hypervolume = 0.0
+
+    def add(self, point: np.ndarray) -> float:
+        """Insert ``point`` unless an archived point weakly dominates it; return the hypervolume gained."""
+        from pymoo.indicators.hv import HV
+
+        if (self.points <= point).all(axis=1).any():
+            return 0.0
+        self.points = np.vstack([self.points[~(point <= self.points).all(axis=1)], point])
+        inside = self.points[(self.points <= 1.0).all(axis=1)]
+        previous = self.hypervolume
+        self.hypervolume = float(HV(ref_point=np.ones(self.points.shape[1]))(inside)) if len(inside) else 0.0
+        return self.hypervolume - previous
 
 
 class CitySegMOPEnv(SequentialNASEnv):
@@ -76,27 +97,19 @@ class CitySegMOPEnv(SequentialNASEnv):
         self._start_budget()
 
     def _start_budget(self) -> None:
-        self.archive = np.empty((0, len(self.objective_names)))
-        self.hypervolume = 0.0
+        self.archive = Archive(len(self.objective_names))
         self._last_point = np.ones(len(self.objective_names))
+
+    @property
+    def hypervolume(self) -> float:
+        return self.archive.hypervolume
 
     def _score(self, genes: np.ndarray) -> tuple[float, dict[str, float], float]:
         values = self.benchmark.evaluate_all(genes[None, :], self.noise, self.np_random)
         raw = np.array([values[name][0] for name in self.objective_names])
-        point = self.benchmark.normalise(raw[None, :])[0]
-        if not (self.archive <= point).all(axis=1).any():  # not weakly dominated: it enters the archive
-            keep = ~(point <= self.archive).all(axis=1)
-            self.archive = np.vstack([self.archive[keep], point])
-        previous, self.hypervolume = self.hypervolume, self._archive_hypervolume()
-        self._last_point = point
+        self._last_point = self.benchmark.normalise(raw[None, :])[0]
         objectives = {name: float(v) for name, v in zip(self.objective_names, raw)}
-        return self.hypervolume - previous, objectives, self.benchmark.seconds_per_evaluation
-
-    def _archive_hypervolume(self) -> float:
-        from pymoo.indicators.hv import HV
-
-        inside = self.archive[(self.archive <= 1.0).all(axis=1)]
-        return float(HV(ref_point=np.ones(self.archive.shape[1]))(inside)) if len(inside) else 0.0
+        return self.archive.add(self._last_point), objectives, self.benchmark.seconds_per_evaluation
 
     def step(self, action):
         obs, reward, terminated, truncated, info = super().step(action)
@@ -112,9 +125,32 @@ class CitySegMOPEnv(SequentialNASEnv):
         ax.set_ylim(0, 1)
         ax.set_xlabel(f"normalised {self.objective_names[1]}")
         ax.set_ylabel("normalised err")
-        if len(self.archive):
-            ax.scatter(self.archive[:, 1], self.archive[:, 0], s=12, color="#4292c6", label="archive")
+        points = self.archive.points
+        if len(points):
+            ax.scatter(points[:, 1], points[:, 0], s=12, color="#4292c6", label="archive")
         if self.last_objectives is not None:
             ax.scatter([self._last_point[1]], [self._last_point[0]], s=40, color="#d94801", label="last")
         ax.set_title(f"{self.benchmark.name}: HV {self.hypervolume:.4f}", fontsize=9)
         return figure_to_array(figure)
+
+
+class CitySegMOPVectorEnv(SequentialNASVectorEnv):
+    """``num_envs`` copies of :class:`CitySegMOPEnv`, each with its own archive; the architectures completed in a
+    step are evaluated in one batched call."""
+
+    def __init__(self, num_envs: int = 1, problem: int = 1, budget_seconds: float | None = None,
+                 noise: bool = True, render_mode: str | None = None) -> None:
+        self.benchmark_name = f"cityseg-mop{problem}"
+        super().__init__(num_envs=num_envs, budget_seconds=budget_seconds, noise=noise, render_mode=render_mode)
+        self.objective_names = self.benchmark.objectives
+        self._start_budgets()
+
+    def _start_budgets(self) -> None:
+        self.archives = [Archive(len(self.objective_names)) for _ in range(self.num_envs)]
+
+    def _score(self, rows: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+        values = self.benchmark.evaluate_all(self._genes[rows], self.noise, self.np_random)
+        objectives = {name: values[name] for name in self.objective_names}
+        points = self.benchmark.normalise(np.column_stack(list(objectives.values())))
+        rewards = np.array([self.archives[row].add(point) for row, point in zip(rows, points)])
+        return rewards, objectives, np.full(len(rows), self.benchmark.seconds_per_evaluation)

@@ -65,6 +65,7 @@ class SequentialNASVectorEnv(VectorEnv):
         self.sim_time[:] = 0.0
         self.budget_exhausted[:] = False
         self._prev_done[:] = False
+        self._start_budgets()
         self._restart(np.arange(self.num_envs))
         return self._obs.copy(), self._info()
 
@@ -117,10 +118,9 @@ class SequentialNASVectorEnv(VectorEnv):
         info = self._info()
         completed = rows[self._steps[rows] == d]
         if len(completed):
-            objectives = self.benchmark.evaluate_genes(self._genes[completed], self.noise, self.np_random)
-            rewards[completed] = objectives["val_accuracy"]
+            rewards[completed], objectives, seconds = self._score(completed)
             terminated[completed] = True
-            self.sim_time[completed] += objectives["train_time_s"]
+            self.sim_time[completed] += seconds
             if self.budget_seconds is not None:
                 self.budget_exhausted[completed] = self.sim_time[completed] >= self.budget_seconds
             self._obs[completed, -1] = self._remaining(completed)
@@ -151,6 +151,16 @@ class SequentialNASVectorEnv(VectorEnv):
     def action_masks(self) -> np.ndarray:
         """Legal actions of every copy now: int8 ``(num_envs, A)``."""
         return self._masks.copy()
+
+    # --- hooks of the multi-objective environments --------------------------------------------------------------
+    def _score(self, rows: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+        """(rewards, objectives, simulated seconds) of the architectures completed by copies ``rows``, in one
+        batched call: validation accuracy and predicted training time."""
+        objectives = self.benchmark.evaluate_genes(self._genes[rows], self.noise, self.np_random)
+        return objectives["val_accuracy"], objectives, objectives["train_time_s"]
+
+    def _start_budgets(self) -> None:
+        """Called when every copy starts a fresh simulated budget."""
 
     def _info(self) -> dict[str, Any]:
         return {"action_mask": self._masks.copy(), "sim_time": self.sim_time.copy()}
