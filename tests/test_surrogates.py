@@ -132,3 +132,17 @@ def test_stacked_gin_equals_each_members_forward():
     ensemble = GINEnsemble.fit(graphs, y, GINConfig(num_node_types=8, num_edge_types=8, outputs=2, hidden=8,
                                                     layers=3, epochs=3), members=3, seed=2)
     np.testing.assert_allclose(ensemble.predict(graphs), ensemble.predict_per_member(graphs), rtol=1e-5, atol=1e-6)
+
+
+def test_held_out_split_is_fixed_as_the_collection_grows():
+    from nas_envs.benchmarks.fit import held_out_split
+
+    keys = np.array([f"random/train/{i}/r0" for i in range(400)] + [f"re:seed_0/train/{i}/r0" for i in range(8)])
+    sources = np.array(["random"] * 400 + ["re"] * 8)
+    _, held_small = held_out_split(sources[:300], keys[:300])
+    _, held_large = held_out_split(sources, keys)
+    assert set(held_small) <= set(held_large)  # records never change sides when more arrive
+    assert 0.06 < np.isin(np.arange(400), held_large).mean() < 0.14
+    assert np.isin(np.arange(400, 408), held_large).any()  # the small source holds one out too
+    _, other_seed = held_out_split(sources, keys, seed=1)
+    assert set(other_seed) != set(held_large)

@@ -1,7 +1,7 @@
 """Build the CitySeg bundle: the rank-net error predictor, exact cost tables, measured latency tables, bounds.
 
-Data protocol as for DARTS and FBNet: the training subset is split once, stratified by source, into 90 % for
-fitting and 10 % held out; the noise subset (repeated scorings of the same sub-networks with different BatchNorm
+Data protocol as for DARTS and FBNet: the training subset is split by a hash of each record's job key into 90 %
+for fitting and 10 % held out (fixed as the data grows); the noise subset (repeated scorings of the same sub-networks with different BatchNorm
 calibration scenes) is never fitted on and calibrates the noise model.
 """
 
@@ -69,7 +69,8 @@ def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10) -
                          "('nas-envs collect cityseg --n N')")
     genes = np.array([r["genes"] for r in train], dtype=np.int64)
     miou = np.array([r["val_miou"] for r in train])
-    fit_rows, held_rows = held_out_split(np.array([r["source"] for r in train]), seed)
+    fit_rows, held_rows = held_out_split(np.array([r["source"] for r in train]), np.array([r["job"] for r in train]),
+                                         seed)
     ensemble = RankNetEnsemble.fit(space.one_hot(genes[fit_rows]), miou[fit_rows], members=members, seed=seed)
     held = ensemble.predict(space.one_hot(genes[held_rows])).mean(axis=1)
     held_out = {**all_metrics(miou[held_rows], held), "pearson": float(np.corrcoef(miou[held_rows], held)[0, 1])}

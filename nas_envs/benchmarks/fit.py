@@ -1,12 +1,13 @@
 """Fit a benchmark's surrogates on the collected ground truth and write the bundle with its manifest.
 
-Data protocol: the training subset (``subset == "train"``) is split once, stratified by source, into 90 % for
-fitting and 10 % held out; the noise subset (several seeds per architecture) is never fitted on. The bundled
+Data protocol: the training subset (``subset == "train"``) is split by a hash of each record's job key into 90 %
+for fitting and 10 % held out (fixed as the data grows; every source holds some out); the noise subset (several seeds per architecture) is never fitted on. The bundled
 models are the ones fitted on the 90 %, so the metrics in the manifest describe exactly what ships.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import tempfile
@@ -35,6 +36,7 @@ class Dataset:
     genes: np.ndarray
     targets: dict[str, np.ndarray]
     sources: np.ndarray
+    keys: np.ndarray  # job keys: they fix the held-out split
     noise_genes: np.ndarray
     noise_targets: dict[str, list[np.ndarray]]  # per target, per architecture: the value of each seed
     noise: dict  # seed noise against architecture spread, see noise_summary
@@ -63,25 +65,24 @@ def load_dataset(path: Path, protocol: str) -> Dataset:
         genes=np.array([r["genes"] for r in train], dtype=np.int64),
         targets=targets_of(train),
         sources=np.array([r["source"] for r in train]),
+        keys=np.array([r["job"] for r in train]),
         noise_genes=np.array([g[0]["genes"] for g in repeated], dtype=np.int64).reshape(len(repeated), -1),
         noise_targets={t: [g[t] for g in per_group] for t in ("val_accuracy", "test_accuracy", "log_train_seconds")},
         noise=noise_summary(records),
     )
 
 
-def held_out_split(sources: np.ndarray, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Indices (fit, held out): 10 % of every source (at least one where a source has >= 5 records)."""
-    rng = np.random.default_rng(seed)
-    held = []
-    for source in sorted(set(sources)):
+def held_out_split(sources: np.ndarray, keys: np.ndarray, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (fit, held out). A record is held out when a hash of its job key and ``seed`` falls in the lowest
+    10 %, so the split stays fixed as the collection grows (a record never changes sides); every source with at
+    least 5 records holds out at least one (its lowest hash)."""
+    unit = np.array([int(hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()[:12], 16) / 16**12 for key in keys])
+    held = unit < HELD_OUT_FRACTION
+    for source in set(sources):
         members = np.flatnonzero(sources == source)
-        count = int(round(HELD_OUT_FRACTION * len(members)))
-        if count == 0 and len(members) >= 5:
-            count = 1
-        held.extend(rng.choice(members, size=count, replace=False).tolist())
-    held_mask = np.zeros(len(sources), dtype=bool)
-    held_mask[held] = True
-    return np.flatnonzero(~held_mask), np.flatnonzero(held_mask)
+        if len(members) >= 5 and not held[members].any():
+            held[members[np.argmin(unit[members])]] = True
+    return np.flatnonzero(~held), np.flatnonzero(held)
 
 
 def surrogate_against_table(values: list[np.ndarray], predicted: np.ndarray, constant: float) -> dict:
@@ -159,7 +160,7 @@ def fit_surrogate(
 
     space, protocol_name, source_path, data = _resolve(space_name, kind, protocol_name)
     bundle = out_dir or assets_dir() / "models" / space_name
-    fit_rows, held_rows = held_out_split(data.sources, seed)
+    fit_rows, held_rows = held_out_split(data.sources, data.keys, seed)
 
     # Fit into a scratch folder and move into place at the end: a crash never leaves a half-written bundle.
     bundle.mkdir(parents=True, exist_ok=True)
@@ -226,7 +227,7 @@ def quality_against_data_size(
 ) -> list[dict]:
     """Refit on growing random subsets of the fitting split; score on the fixed held-out split and noise subset."""
     space, _, _, data = _resolve(space_name, kind, protocol_name)
-    fit_rows, held_rows = held_out_split(data.sources, seed)
+    fit_rows, held_rows = held_out_split(data.sources, data.keys, seed)
     order = np.random.default_rng(seed).permutation(fit_rows)
     rows = []
     for fraction in fractions:
