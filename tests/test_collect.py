@@ -139,3 +139,16 @@ def test_trajectory_jobs_skip_degenerate_cityseg_networks(tmp_path):
     trajectory.write_text("".join(json.dumps({"architecture": space.to_string(a)}) + "\n" for a in archs))
     jobs = plan("cityseg", "random", "train", 6, seeds=1, trajectory=str(trajectory))
     assert [job.index for job in jobs] == [0, 2, 3, 5] and {job.source for job in jobs} == {"nsga2"}
+
+
+def test_snapshot_digest_describes_exactly_the_records_read(tmp_path):
+    import hashlib
+
+    from nas_envs.groundtruth.collect import snapshot
+
+    path = tmp_path / "records.jsonl"
+    complete = b'{"a": 1}\n{"a": 2}\n'
+    path.write_bytes(complete + b'{"a": 3')  # a collector is writing the third line
+    records, digest, lines = snapshot(path)
+    assert records == [{"a": 1}, {"a": 2}] and lines == 2
+    assert digest == hashlib.sha256(complete).hexdigest()

@@ -19,10 +19,10 @@ from nas_envs.benchmarks.cityseg import NOISE_FACTORS, LatencyTable, hardware_ob
 from nas_envs.benchmarks.cityseg_problems import OBJECTIVES
 from nas_envs.benchmarks.fit import held_out_split, surrogate_against_table
 from nas_envs.groundtruth.analysis import noise_summary
-from nas_envs.groundtruth.collect import read_records
+from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.train import DEFAULT_PROTOCOL
 from nas_envs.spaces.cityseg import CHOICES, CitySegSpace
-from surrogates.manifest import sha256_file, write_manifest
+from surrogates.manifest import write_manifest
 from surrogates.metrics import all_metrics
 from surrogates.noise import calibration_scale, ensemble_mean_std
 
@@ -62,7 +62,8 @@ def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10) -
     source_path = data_path(protocol)
     # Head depth 0 is scored at the nadir, not by the predictor; a degenerate network an optimiser trajectory
     # brought in before the collector skipped them stays in the data but is not fitted on.
-    records = [r for r in read_records(source_path) if r["protocol"] == protocol and r["genes"][0] > 0]
+    every, data_sha256, data_lines = snapshot(source_path)
+    records = [r for r in every if r["protocol"] == protocol and r["genes"][0] > 0]
     train = [r for r in records if r["subset"] == "train"]
     if len(train) < 20:
         raise ValueError(f"{source_path}: only {len(train)} scored sub-networks; collect more first "
@@ -111,7 +112,8 @@ def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10) -
             "seconds_per_evaluation": float(np.median([r["eval_seconds"] for r in train])),
             "fit_records": int(len(fit_rows)),
             "held_out_records": int(len(held_rows)),
-            "data_sha256": sha256_file(source_path),
+            "data_sha256": data_sha256,  # of exactly the lines read: the first data_lines of the file
+            "data_lines": data_lines,
             "seed": seed,
         }
         write_manifest(scratch, files, **entry)

@@ -19,10 +19,10 @@ import numpy as np
 from nas_envs.assets import assets_dir, data_path
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS
 from nas_envs.groundtruth.analysis import noise_summary
-from nas_envs.groundtruth.collect import read_records
+from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.train import DEFAULT_PROTOCOL, PROTOCOLS
 from nas_envs.spaces import get_space
-from surrogates.manifest import MANIFEST, sha256_file, write_manifest
+from surrogates.manifest import MANIFEST, write_manifest
 from surrogates.metrics import all_metrics, mae
 from surrogates.noise import calibration_scale, ensemble_mean_std
 
@@ -40,6 +40,8 @@ class Dataset:
     noise_genes: np.ndarray
     noise_targets: dict[str, list[np.ndarray]]  # per target, per architecture: the value of each seed
     noise: dict  # seed noise against architecture spread, see noise_summary
+    data_sha256: str  # of exactly the lines read
+    data_lines: int
 
 
 def targets_of(records: list[dict]) -> dict[str, np.ndarray]:
@@ -51,7 +53,8 @@ def targets_of(records: list[dict]) -> dict[str, np.ndarray]:
 
 
 def load_dataset(path: Path, protocol: str) -> Dataset:
-    records = [r for r in read_records(path) if r["protocol"] == protocol]
+    every, digest, lines = snapshot(path)
+    records = [r for r in every if r["protocol"] == protocol]
     train = [r for r in records if r["subset"] == "train"]
     if len(train) < 10:
         raise ValueError(f"{path}: only {len(train)} training records for {protocol}; collect more first")
@@ -69,6 +72,8 @@ def load_dataset(path: Path, protocol: str) -> Dataset:
         noise_genes=np.array([g[0]["genes"] for g in repeated], dtype=np.int64).reshape(len(repeated), -1),
         noise_targets={t: [g[t] for g in per_group] for t in ("val_accuracy", "test_accuracy", "log_train_seconds")},
         noise=noise_summary(records),
+        data_sha256=digest,
+        data_lines=lines,
     )
 
 
@@ -193,7 +198,8 @@ def fit_surrogate(
         "noise_subset": report.noise_subset,
         "fit_records": int(len(fit_rows)),
         "held_out_records": int(len(held_rows)),
-        "data_sha256": sha256_file(source_path),
+        "data_sha256": data.data_sha256,
+        "data_lines": data.data_lines,
     }
     every_file = [costs_path] + [bundle / f for m in models.values() for f in m["files"]]
     write_manifest(

@@ -9,6 +9,7 @@ file, so ``kill -9`` at any moment loses at most the trainings in flight and nev
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -101,18 +102,23 @@ def plan(space: str, source: str, subset: str, n: int, seeds: int, start: int = 
 
 def read_records(path: Path) -> list[dict]:
     """All complete records of a collection file (a trailing partial line is ignored)."""
+    return snapshot(path)[0]
+
+
+def snapshot(path: Path) -> tuple[list[dict], str, int]:
+    """(records, sha256, lines) of the complete lines of a collection file, read once: the digest describes exactly
+    the records returned, even while a collector appends."""
     if not path.exists():
-        return []
+        return [], hashlib.sha256(b"").hexdigest(), 0
+    data = path.read_bytes()
+    data = data[: data.rfind(b"\n") + 1]
     records = []
-    with open(path, "rb") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.endswith(b"\n"):
-                break
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{number}: corrupted record ({error.msg})") from None
-    return records
+    for number, line in enumerate(data.splitlines(), 1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}:{number}: corrupted record ({error.msg})") from None
+    return records, hashlib.sha256(data).hexdigest(), len(records)
 
 
 def repair_tail(path: Path) -> int:
