@@ -73,8 +73,22 @@ def summary(records: list[dict], metric: str = "val_accuracy", seconds: str = "t
         f"{seconds}_range": [float(cost.min()), float(cost.max())],
         f"{seconds}_total_hours": float(cost.sum() / 3600),
         f"{metric}_range": [float(values.min()), float(values.max())],
+        **_cpu_seconds(records),
         "noise": noise_summary(records, metric),
     }
+
+
+def _cpu_seconds(records: list[dict]) -> dict:
+    """CPU seconds (not inflated by other work on the machine), for the records that hold them."""
+    pairs = np.array([(r["train_cpu_seconds"], r["train_seconds"]) for r in records if "train_cpu_seconds" in r])
+    if not len(pairs):
+        return {}
+    return {"train_cpu_seconds": {
+        "records": len(pairs),
+        "median": float(np.median(pairs[:, 0])),
+        "range": [float(pairs[:, 0].min()), float(pairs[:, 0].max())],
+        "wall_clock_median_of_the_same_records": float(np.median(pairs[:, 1])),
+    }}
 
 
 def darts_statistics(records: list[dict]) -> dict[str, np.ndarray]:
