@@ -115,7 +115,8 @@ def _measure_latency(args: argparse.Namespace) -> int:
     import numpy as np
     import torch
 
-    from nas_envs.groundtruth.cityseg_hardware import PROFILES, latency_from_table, measure_latency_table, time_network
+    from nas_envs.benchmarks.cityseg import LatencyTable
+    from nas_envs.groundtruth.cityseg_hardware import PROFILES, measure_latency_table, time_network
     from nas_envs.spaces import get_space
     from surrogates.metrics import kendall_tau
 
@@ -126,7 +127,7 @@ def _measure_latency(args: argparse.Namespace) -> int:
         table = measure_latency_table(profile)
         # how well the sum of the parts predicts whole networks (the paper's Figure 5)
         archs = space.sample(args.check, seed=20261129)
-        predicted = latency_from_table(table, archs)
+        predicted = LatencyTable(table).milliseconds(archs)
         torch.set_num_threads(profile.threads)
         measured, again = (np.array([1000 * time_network(genes, profile.batch) / profile.batch for genes in archs])
                            for _ in range(2))

@@ -29,6 +29,7 @@ from nas_envs.benchmarks.cityseg_problems import OBJECTIVES, CitySegProblem
 from nas_envs.spaces.cityseg import (
     DEPTH_CHOICES,
     EXPAND_START,
+    NETWORK_PARTS,
     SLOT_STAGE,
     STAGE_MAX_BLOCKS,
     WIDTH_START,
@@ -41,7 +42,6 @@ PJ_PER_MAC = 3.7 + 0.9  # 32-bit float multiply + add (Horowitz, ISSCC 2014, 45 
 PJ_PER_DRAM_WORD = 640.0  # 32-bit DRAM access (ibid., as tabulated by Han et al., ICLR 2016)
 PROFILE_BATCH = {"h1": 8, "h2": 1}
 NOISE_FACTORS = {"h1_latency": 0.02, "h2_latency": 0.02, "h1_energy": 0.05, "h2_energy": 0.05}
-PARTS = ("head", "stage1", "stage2", "stage3", "stage4", "decoder")
 
 
 def energy_microjoules(flops: np.ndarray, activations: np.ndarray, params: np.ndarray, batch: int) -> np.ndarray:
@@ -55,7 +55,7 @@ class LatencyTable:
     def __init__(self, table: dict) -> None:
         self.profile = table["profile"]
         self._parts = {}
-        for part in PARTS:
+        for part in NETWORK_PARTS:
             entries = table["parts"][part]
             index = np.array([self._index(part, np.array([[int(v) for v in key.split(",")]]))[0] for key in entries])
             dense = np.full(int(index.max()) + 1, np.nan)
@@ -89,7 +89,8 @@ def hardware_objectives(space: CitySegSpace, costs: dict, latency: dict[str, Lat
     features = space.cost_features(genes)
     counts = {name: np.rint(costs[name]["intercept"] + features @ np.asarray(costs[name]["weights"]))
               for name in ("params", "flops", "activation_words")}
-    stand_in = np.where(space.degenerate_rows(genes)[:, None], space.sample(seed=0)[None, :], genes)
+    stand_in = genes.copy()
+    stand_in[:, 0] = np.maximum(stand_in[:, 0], 1)  # head depth 0 has no table entry; its row gets the nadir anyway
     out = {"flops": counts["flops"], "params": counts["params"]}
     for profile, batch in PROFILE_BATCH.items():
         out[f"{profile}_latency"] = latency[profile].milliseconds(stand_in)

@@ -18,7 +18,7 @@ from nas_envs.assets import assets_dir, data_path
 from nas_envs.benchmarks.cityseg import NOISE_FACTORS, LatencyTable, hardware_objectives
 from nas_envs.benchmarks.cityseg_problems import OBJECTIVES
 from nas_envs.benchmarks.fit import held_out_split, surrogate_against_table
-from nas_envs.groundtruth.analysis import noise_summary
+from nas_envs.groundtruth.analysis import noise_groups, noise_summary
 from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.train import DEFAULT_PROTOCOL
 from nas_envs.spaces.cityseg import CHOICES, CitySegSpace
@@ -76,11 +76,7 @@ def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10) -
     held = ensemble.predict(space.one_hot(genes[held_rows])).mean(axis=1)
     held_out = {**all_metrics(miou[held_rows], held), "pearson": float(np.corrcoef(miou[held_rows], held)[0, 1])}
 
-    groups: dict[str, list[float]] = {}
-    for r in records:
-        if r["subset"] == "noise":
-            groups.setdefault(r["arch"], []).append(r["val_miou"])
-    repeated = {arch: np.array(v) for arch, v in groups.items() if len(v) >= 2}
+    repeated = {arch: np.array([r["val_miou"] for r in group]) for arch, group in noise_groups(records).items()}
     scale, noise = 1.0, noise_summary(records, metric="val_miou")
     if len(repeated) >= 2:
         mean, std = ensemble_mean_std(ensemble.predict(space.one_hot(np.stack([space.from_string(a) for a in repeated]))))

@@ -18,7 +18,7 @@ import numpy as np
 
 from nas_envs.assets import assets_dir, data_path
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS
-from nas_envs.groundtruth.analysis import noise_summary
+from nas_envs.groundtruth.analysis import noise_groups, noise_summary
 from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.train import DEFAULT_PROTOCOL, PROTOCOLS
 from nas_envs.spaces import get_space
@@ -58,11 +58,7 @@ def load_dataset(path: Path, protocol: str) -> Dataset:
     train = [r for r in records if r["subset"] == "train"]
     if len(train) < 10:
         raise ValueError(f"{path}: only {len(train)} training records for {protocol}; collect more first")
-    groups: dict[str, list[dict]] = {}
-    for r in records:
-        if r["subset"] == "noise":
-            groups.setdefault(r["arch"], []).append(r)
-    repeated = [g for g in groups.values() if len(g) >= 2]
+    repeated = list(noise_groups(records).values())
     per_group = [targets_of(g) for g in repeated]
     return Dataset(
         genes=np.array([r["genes"] for r in train], dtype=np.int64),

@@ -17,13 +17,18 @@ from nas_envs.spaces import get_space
 from nas_envs.spaces.darts import PARAMETER_FREE_OPS
 
 
-def noise_summary(records: list[dict], metric: str = "val_accuracy") -> dict[str, float]:
-    """Across-architecture std of the seed means of ``metric`` over the mean within-architecture seed std."""
-    groups: dict[str, list[float]] = collections.defaultdict(list)
+def noise_groups(records: list[dict], minimum: int = 2) -> dict[str, list[dict]]:
+    """The noise subset's records per architecture, for architectures with at least ``minimum`` seeds."""
+    groups: dict[str, list[dict]] = collections.defaultdict(list)
     for r in records:
         if r["subset"] == "noise":
-            groups[r["arch"]].append(r[metric])
-    repeated = [np.array(v) for v in groups.values() if len(v) >= 2]
+            groups[r["arch"]].append(r)
+    return {arch: group for arch, group in groups.items() if len(group) >= minimum}
+
+
+def noise_summary(records: list[dict], metric: str = "val_accuracy") -> dict[str, float]:
+    """Across-architecture std of the seed means of ``metric`` over the mean within-architecture seed std."""
+    repeated = [np.array([r[metric] for r in group]) for group in noise_groups(records).values()]
     if len(repeated) < 2:
         return {"architectures": len(repeated)}
     seed_std = float(np.mean([v.std(ddof=1) for v in repeated]))
@@ -42,11 +47,8 @@ def noise_subset_agreement(records_a: list[dict], records_b: list[dict]) -> dict
     from scipy import stats
 
     def seed_means(records: list[dict]) -> dict[str, float]:
-        groups: dict[str, list[float]] = collections.defaultdict(list)
-        for r in records:
-            if r["subset"] == "noise":
-                groups[r["arch"]].append(r["val_accuracy"])
-        return {arch: float(np.mean(v)) for arch, v in groups.items()}
+        return {arch: float(np.mean([r["val_accuracy"] for r in group]))
+                for arch, group in noise_groups(records, minimum=1).items()}
 
     a, b = seed_means(records_a), seed_means(records_b)
     shared = sorted(set(a) & set(b))

@@ -27,7 +27,7 @@ from torch import nn
 
 from nas_envs.groundtruth.cityseg_net import CitySegNet
 from nas_envs.groundtruth.train import environment_description
-from nas_envs.spaces.cityseg import DEPTH_CHOICES, EXPAND_START, NUM_STAGES, SLOT_STAGE, WIDTH_START, active_slots
+from nas_envs.spaces.cityseg import DEPTH_CHOICES, EXPAND_START, NETWORK_PARTS, NUM_STAGES, SLOT_STAGE, WIDTH_START
 
 SCENE_SHAPE = (1, 64, 64)
 
@@ -40,23 +40,6 @@ class HardwareProfile:
 
 
 PROFILES = (HardwareProfile("h1", threads=2, batch=8), HardwareProfile("h2", threads=1, batch=1))
-PARTS = ("head",) + tuple(f"stage{s + 1}" for s in range(NUM_STAGES)) + ("decoder",)
-
-
-def part_keys(archs: np.ndarray) -> dict[str, list[tuple[int, ...]]]:
-    """Per part, the configuration key of each architecture (canonical genes ``(N, 24)``)."""
-    archs = np.asarray(archs, dtype=np.int64).reshape(-1, WIDTH_START + NUM_STAGES + 2)
-    widths = archs[:, WIDTH_START:]
-    active = active_slots(archs)
-    keys: dict[str, list[tuple[int, ...]]] = {"head": [tuple(r) for r in np.column_stack([archs[:, 0], widths[:, :2]])]}
-    for stage in range(NUM_STAGES):
-        slots = np.flatnonzero(SLOT_STAGE == stage)
-        keys[f"stage{stage + 1}"] = [
-            (int(w[1 + stage]), int(w[2 + stage]), int(a[1 + stage]), *a[EXPAND_START + slots][act[slots]].tolist())
-            for a, w, act in zip(archs, widths, active)
-        ]
-    keys["decoder"] = [tuple(r) for r in widths[:, 2:]]
-    return {part: [tuple(int(v) for v in key) for key in rows] for part, rows in keys.items()}
 
 
 def part_configurations() -> Iterator[tuple[str, tuple[int, ...]]]:
@@ -136,21 +119,11 @@ def measure_latency_table(profile: HardwareProfile, passes: int = 3) -> dict:
                             for _ in range(passes)])
     finally:
         torch.set_num_threads(previous)
-    table: dict[str, dict[str, float]] = {part: {} for part in PARTS}
+    table: dict[str, dict[str, float]] = {part: {} for part in NETWORK_PARTS}
     for (part, key), value in zip(configurations, np.median(seconds, axis=0)):
         table[part][",".join(map(str, key))] = 1000 * float(value) / profile.batch
     return {"profile": profile.name, "threads": profile.threads, "batch": profile.batch, "passes": passes,
             "unit": "milliseconds per image", "machine": environment_description(), "parts": table}
-
-
-def latency_from_table(table: dict, archs: np.ndarray) -> np.ndarray:
-    """Sum of the parts' entries (milliseconds per image) for canonical, non-degenerate architectures."""
-    keys = part_keys(archs)
-    total = np.zeros(len(archs))
-    for part, rows in keys.items():
-        entries = table["parts"][part]
-        total += np.array([entries[",".join(map(str, key))] for key in rows])
-    return total
 
 
 def activation_words(archs: np.ndarray) -> np.ndarray:

@@ -39,6 +39,8 @@ CHOICES = np.array(DEPTH_CHOICES + (len(EXPAND_RATIOS),) * NUM_EXPANDS + (len(WI
 ONE_HOT_OFFSETS = np.concatenate([[0], np.cumsum(CHOICES)[:-1]])
 EXPAND_START = NUM_DEPTHS
 WIDTH_START = NUM_DEPTHS + NUM_EXPANDS
+# the parts a network's latency is tabulated by (nas_envs.groundtruth.cityseg_hardware)
+NETWORK_PARTS: tuple[str, ...] = ("head",) + tuple(f"stage{s + 1}" for s in range(NUM_STAGES)) + ("decoder",)
 # expand slot -> (stage, position of the block inside its stage)
 SLOT_STAGE = np.repeat(np.arange(NUM_STAGES), STAGE_MAX_BLOCKS)
 SLOT_POSITION = np.concatenate([np.arange(n) for n in STAGE_MAX_BLOCKS])
