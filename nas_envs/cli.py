@@ -17,7 +17,16 @@ def _collect(args: argparse.Namespace) -> int:
     seeds = args.seeds if args.seeds is not None else (3 if args.subset == "noise" else 1)
     jobs = plan(args.space, args.source, args.subset, args.n, seeds, start=args.start, trajectory=args.trajectory)
     path = Path(args.out) if args.out else data_path(protocol)
-    collect(path, protocol, jobs, workers=args.workers, backend=args.backend)
+    collect(path, protocol, jobs, workers=args.workers, backend=args.backend, device=args.device)
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from nas_envs.groundtruth.collect import merge
+
+    for source in args.files:
+        for protocol, added in merge(Path(source), data_path).items():
+            print(f"merge: {source}: {added} new record(s) of {protocol} appended to {data_path(protocol)}")
     return 0
 
 
@@ -71,6 +80,7 @@ def _data_card(args: argparse.Namespace) -> int:
 
     from nas_envs.groundtruth.analysis import (
         darts_group_medians,
+        device_agreement,
         load,
         noise_subset_agreement,
         plot_darts_analyses,
@@ -81,11 +91,15 @@ def _data_card(args: argparse.Namespace) -> int:
     protocol = args.protocol or DEFAULT_PROTOCOL[args.space]
     path = data_path(protocol)
     records = load(path, protocol)
-    keys = {"metric": "val_miou", "seconds": "eval_seconds"} if args.space == "cityseg" else {}
-    report = {"protocol": protocol, "file": str(path), **summary(records, **keys)}
+    metric = {"metric": "val_miou"} if args.space == "cityseg" else {}
+    seconds = {"seconds": "eval_seconds"} if args.space == "cityseg" else {}
+    report = {"protocol": protocol, "file": str(path), **summary(records, **metric, **seconds)}
     if args.compare_protocol:
         other = load(data_path(args.compare_protocol), args.compare_protocol)
         report[f"noise_subset_agreement_with_{args.compare_protocol}"] = noise_subset_agreement(records, other)
+    if args.device_check:
+        report["device_check"] = {"file": args.device_check,
+                                  **device_agreement(records, load(Path(args.device_check), protocol), **metric)}
     if args.space == "darts":
         report["median_val_error_by_group"] = darts_group_medians(records)
     print(json.dumps(report, indent=2))
@@ -173,7 +187,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]
     collect.add_argument("--backend", default="local", choices=["local", "ray"])
     collect.add_argument("--protocol", default=None, help="protocol name (default: the space's bundled protocol)")
     collect.add_argument("--out", default=None, help="output .jsonl (default: assets/data/<protocol>.jsonl)")
+    collect.add_argument("--device", default="cpu", help="torch device of the trainings, e.g. cuda (DARTS, FBNet)")
     collect.set_defaults(handler=_collect)
+
+    merge = commands.add_parser("merge", help="append the records of collection files made elsewhere (another "
+                                "machine, a GPU) to the bundled data files, skipping jobs already there")
+    merge.add_argument("files", nargs="+")
+    merge.set_defaults(handler=_merge)
 
     fit = commands.add_parser("fit", help="fit a benchmark's surrogates on the collected data")
     fit.add_argument("space", choices=["darts", "fbnet", "cityseg"])
@@ -197,6 +217,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]
     card.add_argument("--figures", default="assets/data/figures", help="folder for the analysis plots")
     card.add_argument("--compare-protocol", default=None,
                       help="also report how the noise-subset seed means agree with this protocol's")
+    card.add_argument("--device-check", default=None, help="a file of the same jobs measured again on another "
+                      "device (scripts/collect_gpu.sh): report the paired differences")
     card.set_defaults(handler=_data_card)
 
     supernet = commands.add_parser("train-supernet", help="train the CitySeg weight-sharing supernet (resumable)")

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from agents.cli import main
-from nas_envs.groundtruth.analysis import noise_subset_agreement, noise_summary
+from nas_envs.groundtruth.analysis import device_agreement, noise_subset_agreement, noise_summary, summary
 
 
 def record(arch, val, subset="noise"):
@@ -25,6 +25,26 @@ def test_noise_subset_agreement_between_protocols():
     out = noise_subset_agreement(a, b)
     assert out["shared_architectures"] == 3
     assert out["kendall_tau"] == pytest.approx(1 / 3)
+
+
+def test_device_agreement_pairs_the_same_jobs():
+    reference = [dict(record(a, v), job=f"{a}/r{i}") for a, values in (("a", (0.80, 0.82)), ("b", (0.90, 0.92)))
+                 for i, v in enumerate(values)]
+    check = [{"job": "a/r0", "val_accuracy": 0.81}, {"job": "b/r1", "val_accuracy": 0.90},
+             {"job": "elsewhere", "val_accuracy": 0.1}]
+    out = device_agreement(reference, check)
+    assert out["paired_jobs"] == 2
+    assert out["mean_difference"] == pytest.approx(-0.005)  # (+0.01 - 0.02) / 2
+    assert out["mean_absolute_difference"] == pytest.approx(0.015)
+    assert out["reference_mean_seed_std"] == pytest.approx(0.0141421, rel=1e-4)
+
+
+def test_summary_keeps_the_seconds_of_each_device_apart():
+    records = [dict(record("a", 0.8, subset="train"), source="random", train_seconds=s, environment=e)
+               for s, e in ((100.0, {}), (120.0, {"device": "cpu"}), (30.0, {"device": "cuda"}))]
+    out = summary(records)["by_device"]
+    assert out["cpu"]["records"] == 2 and out["cpu"]["train_seconds_median"] == 110.0
+    assert out["cuda"]["train_seconds_median"] == 30.0
 
 
 def test_data_card_command_on_the_committed_data(tmp_path, capsys):

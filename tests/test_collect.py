@@ -152,3 +152,41 @@ def test_snapshot_digest_describes_exactly_the_records_read(tmp_path):
     records, digest, lines = snapshot(path)
     assert records == [{"a": 1}, {"a": 2}] and lines == 2
     assert digest == hashlib.sha256(complete).hexdigest()
+
+
+def test_merge_appends_only_new_jobs_and_repairs_a_partial_tail(tmp_path):
+    from nas_envs.groundtruth.collect import merge
+
+    elsewhere, here = tmp_path / "elsewhere.jsonl", tmp_path / f"{SMOKE}.jsonl"
+    collect(elsewhere, SMOKE, plan("darts", "random", "train", 2, 1), workers=1)
+    collect(here, SMOKE, plan("darts", "random", "train", 1, 1), workers=1)
+    with open(here, "ab") as handle:
+        handle.write(b'{"job": "random/train/9/r0", "val')  # a writer killed mid-write
+    assert merge(elsewhere, lambda protocol: tmp_path / f"{protocol}.jsonl") == {SMOKE: 1}
+    assert [r["job"] for r in read_records(here)] == ["random/train/0/r0", "random/train/1/r0"]
+    assert here.read_bytes().endswith(b"\n")
+    assert merge(elsewhere, lambda protocol: tmp_path / f"{protocol}.jsonl") == {}
+
+
+def test_cpu_records_hold_cpu_seconds_and_their_device(tmp_path):
+    out = tmp_path / "smoke.jsonl"
+    collect(out, SMOKE, plan("darts", "random", "train", 1, 1), workers=1)
+    record = read_records(out)[0]
+    assert record["environment"]["device"] == "cpu"
+    assert 0 < record["train_cpu_seconds"]
+
+
+def test_cityseg_scorings_refuse_a_gpu(tmp_path):
+    with pytest.raises(ValueError, match="CitySeg scorings run on the CPU only"):
+        collect(tmp_path / "x.jsonl", "cityseg-smoke", plan("cityseg", "random", "train", 1, 1), device="cuda")
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_gpu_training_starts_from_the_cpu_weights_and_batches():
+    from nas_envs.groundtruth.train import PROTOCOLS, train
+
+    genes = get_space("darts").sample(seed=0).tolist()
+    on_cpu = train(PROTOCOLS[SMOKE], genes, seed=3)
+    on_gpu = train(PROTOCOLS[SMOKE], genes, seed=3, device="cuda")
+    assert on_gpu["params"] == on_cpu["params"] and "train_cpu_seconds" not in on_gpu
+    assert on_gpu["train_loss_curve"][0] == pytest.approx(on_cpu["train_loss_curve"][0], rel=1e-3)

@@ -18,7 +18,7 @@ import numpy as np
 
 from nas_envs.assets import assets_dir, data_path
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS
-from nas_envs.groundtruth.analysis import noise_groups, noise_summary
+from nas_envs.groundtruth.analysis import device, noise_groups, noise_summary
 from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.train import DEFAULT_PROTOCOL, PROTOCOLS
 from nas_envs.spaces import get_space
@@ -45,10 +45,12 @@ class Dataset:
 
 
 def targets_of(records: list[dict]) -> dict[str, np.ndarray]:
+    """Targets per record; the training time only of CPU trainings (NaN otherwise), because the simulated clock
+    is one CPU core's and a GPU's seconds are another clock."""
     return {
         "val_accuracy": np.array([r["val_accuracy"] for r in records]),
         "test_accuracy": np.array([r["test_accuracy"] for r in records]),
-        "log_train_seconds": np.log([r["train_seconds"] for r in records]),
+        "log_train_seconds": np.log([r["train_seconds"] if device(r) == "cpu" else np.nan for r in records]),
     }
 
 
@@ -107,21 +109,26 @@ class FitReport:
     noise_subset: dict[str, dict]
     scale: dict[str, float]
     calibration: dict[str, dict]
+    fit_records: int
+    held_out_records: int
 
 
 def fit_and_score(
     kind: str, space, data: Dataset, fit_rows: np.ndarray, eval_rows: np.ndarray, folder: Path, seed: int
 ) -> FitReport:
-    """Fit ``kind``'s ensembles on ``fit_rows`` into ``folder``; score them on ``eval_rows`` and the noise subset."""
+    """Fit ``kind``'s ensembles on ``fit_rows`` into ``folder``; score them on ``eval_rows`` and the noise subset.
+    Rows without all of the kind's targets (the training time of a GPU training) are left out of both."""
     model_kind = MODEL_KINDS[kind]
     inputs = model_kind.inputs(space, data.genes)
     noise_inputs = model_kind.inputs(space, data.noise_genes) if len(data.noise_genes) >= 2 else None
     targets = np.stack([data.targets[t] for t in model_kind.targets], axis=1)
+    measured = np.isfinite(targets).all(axis=1)
+    fit_rows, eval_rows = fit_rows[measured[fit_rows]], eval_rows[measured[eval_rows]]
     paths = model_kind.fit_and_save(_rows(inputs, fit_rows), targets[fit_rows], folder / kind, seed)
     model = model_kind.load(paths)
     held_out = model.predict(_rows(inputs, eval_rows)) if len(eval_rows) >= 2 else None
     noise_predictions = model.predict(noise_inputs) if noise_inputs is not None else None
-    report = FitReport(paths, {}, {}, {}, {})
+    report = FitReport(paths, {}, {}, {}, {}, len(fit_rows), len(eval_rows))
     for column, target in enumerate(model_kind.targets):
         y = targets[:, column]
         if held_out is not None:
@@ -192,8 +199,8 @@ def fit_surrogate(
         "held_out_metrics": report.held_out,
         "noise_calibration": report.calibration,
         "noise_subset": report.noise_subset,
-        "fit_records": int(len(fit_rows)),
-        "held_out_records": int(len(held_rows)),
+        "fit_records": report.fit_records,
+        "held_out_records": report.held_out_records,
         "data_sha256": data.data_sha256,
         "data_lines": data.data_lines,
     }

@@ -62,21 +62,50 @@ def noise_subset_agreement(records_a: list[dict], records_b: list[dict]) -> dict
     }
 
 
+def device(record: dict) -> str:
+    """Where a record's training ran: ``"cpu"`` (also for records older than the field) or ``"cuda"``."""
+    return record.get("environment", {}).get("device", "cpu")
+
+
 def summary(records: list[dict], metric: str = "val_accuracy", seconds: str = "train_seconds") -> dict:
-    """Counts, cost and range of a collection (CitySeg: ``metric="val_miou"``, ``seconds="eval_seconds"``)."""
+    """Counts, cost and range of a collection (CitySeg: ``metric="val_miou"``, ``seconds="eval_seconds"``).
+    Seconds are summarised per device: a GPU's seconds and a CPU core's are different clocks."""
     counts = collections.Counter((r["subset"], r["source"]) for r in records)
-    cost = np.array([r[seconds] for r in records])
     values = np.array([r[metric] for r in records])
+    cost = {}
+    for name in sorted({device(r) for r in records}):
+        spent = np.array([r[seconds] for r in records if device(r) == name])
+        cost[name] = {
+            "records": len(spent),
+            f"{seconds}_median": float(np.median(spent)),
+            f"{seconds}_range": [float(spent.min()), float(spent.max())],
+            f"{seconds}_total_hours": float(spent.sum() / 3600),
+        }
     return {
         "records": len(records),
         "distinct_architectures": len({r["arch"] for r in records}),
         "by_subset_and_source": {f"{subset}/{source}": n for (subset, source), n in sorted(counts.items())},
-        f"{seconds}_median": float(np.median(cost)),
-        f"{seconds}_range": [float(cost.min()), float(cost.max())],
-        f"{seconds}_total_hours": float(cost.sum() / 3600),
+        "by_device": cost,
         f"{metric}_range": [float(values.min()), float(values.max())],
         **_cpu_seconds(records),
         "noise": noise_summary(records, metric),
+    }
+
+
+def device_agreement(reference: list[dict], check: list[dict], metric: str = "val_accuracy") -> dict[str, float]:
+    """The same jobs (architecture and seed) measured twice, e.g. on the CPU (``reference``) and again on a GPU
+    (``check``): the paired differences of ``metric`` against the reference's seed-to-seed std. A device that only
+    changes floating-point rounding shows differences about as large as a new seed, centred on zero."""
+    by_job = {r["job"]: r[metric] for r in reference}
+    differences = np.array([r[metric] - by_job[r["job"]] for r in check if r["job"] in by_job])
+    if len(differences) < 2:
+        return {"paired_jobs": len(differences)}
+    return {
+        "paired_jobs": len(differences),
+        "mean_difference": float(differences.mean()),
+        "standard_error_of_mean_difference": float(differences.std(ddof=1) / np.sqrt(len(differences))),
+        "mean_absolute_difference": float(np.abs(differences).mean()),
+        "reference_mean_seed_std": noise_summary(reference, metric).get("mean_seed_std", float("nan")),
     }
 
 

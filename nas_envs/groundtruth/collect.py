@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -159,9 +159,9 @@ def _init_worker() -> None:
     torch.set_num_threads(1)  # one-thread workers, one per core: measured faster than threads in one process
 
 
-def run_job(protocol_name: str, job: Job) -> dict:
-    """Measure one job (train it; for CitySeg: score it with the supernet's weights) and return its complete
-    record. Runs in a worker process."""
+def run_job(protocol_name: str, job: Job, device: str = "cpu") -> dict:
+    """Measure one job (train it on ``device``; for CitySeg: score it with the supernet's weights on the CPU) and
+    return its complete record. Runs in a worker process."""
     from nas_envs.groundtruth.train import PROTOCOLS, environment_description, train
 
     protocol = PROTOCOLS[protocol_name]
@@ -172,7 +172,7 @@ def run_job(protocol_name: str, job: Job) -> dict:
 
         measured = evaluate_subnet(protocol, genes.tolist(), job.seed)
     else:
-        measured = train(protocol, genes.tolist(), job.seed)
+        measured = train(protocol, genes.tolist(), job.seed, device=device)
     return {
         "job": job.key,
         "space": job.space,
@@ -185,18 +185,19 @@ def run_job(protocol_name: str, job: Job) -> dict:
         "replicate": job.replicate,
         "seed": job.seed,
         **measured,
-        "environment": environment_description(),
+        "environment": environment_description(device),
         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
 
 
-def _run_local(protocol_name: str, jobs: list[Job], workers: int) -> Iterator[dict]:
-    """Yield records as trainings finish, keeping at most ``workers`` in flight."""
+def _run_local(protocol_name: str, jobs: list[Job], workers: int, device: str) -> Iterator[dict]:
+    """Yield records as trainings finish, keeping at most ``workers`` in flight (on a GPU: ``workers`` processes
+    share it, because one small network's training is bound by kernel launches, not by the GPU)."""
     pending = iter(jobs)
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init_worker) as pool:
         in_flight: set[Future] = set()
         for job in pending:
-            in_flight.add(pool.submit(run_job, protocol_name, job))
+            in_flight.add(pool.submit(run_job, protocol_name, job, device))
             if len(in_flight) >= workers:
                 break
         while in_flight:
@@ -205,26 +206,31 @@ def _run_local(protocol_name: str, jobs: list[Job], workers: int) -> Iterator[di
                 yield future.result()
                 next_job = next(pending, None)
                 if next_job is not None:
-                    in_flight.add(pool.submit(run_job, protocol_name, next_job))
+                    in_flight.add(pool.submit(run_job, protocol_name, next_job, device))
 
 
-def _run_ray(protocol_name: str, jobs: list[Job], workers: int) -> Iterator[dict]:
+def _run_ray(protocol_name: str, jobs: list[Job], workers: int, device: str) -> Iterator[dict]:
     """The same training function as Ray tasks, one CPU each."""
     from nas_envs.parallel import ray_imap_unordered
 
-    return ray_imap_unordered(_ray_job, [(protocol_name, job) for job in jobs], workers)
+    return ray_imap_unordered(_ray_job, [(protocol_name, job, device) for job in jobs], workers)
 
 
-def _ray_job(protocol_name: str, job: Job) -> dict:
+def _ray_job(protocol_name: str, job: Job, device: str) -> dict:
     _init_worker()
-    return run_job(protocol_name, job)
+    return run_job(protocol_name, job, device)
 
 
 def collect(
     path: Path, protocol_name: str, jobs: Iterable[Job], workers: int = 1, backend: str = "local",
-    log=sys.stderr,
+    log=sys.stderr, device: str = "cpu",
 ) -> int:
-    """Run the jobs not yet in ``path``; append each record as it finishes. Returns the number appended."""
+    """Run the jobs not yet in ``path`` on ``device``; append each record as it finishes. Returns the number
+    appended."""
+    from nas_envs.groundtruth.train import PROTOCOLS
+
+    if PROTOCOLS[protocol_name].space == "cityseg" and device != "cpu":
+        raise ValueError(f"CitySeg scorings run on the CPU only; got device={device!r}")
     repaired = repair_tail(path)
     if repaired:
         print(f"collect: removed a partial last line ({repaired} bytes) from {path}", file=log)
@@ -238,7 +244,7 @@ def collect(
     count = 0
     started = time.time()
     try:
-        for record in runner(protocol_name, todo, workers):
+        for record in runner(protocol_name, todo, workers, device):
             writer.append(record)
             count += 1
             elapsed = time.time() - started
@@ -253,3 +259,25 @@ def collect(
     finally:
         writer.close()
     return count
+
+
+def merge(source: Path, destination: Callable[[str], Path]) -> dict[str, int]:
+    """Append the records of ``source`` (a collection file made elsewhere) to ``destination(protocol)``, one
+    checked record per line through the same append-only writer, skipping jobs the destination already holds.
+    Returns the number appended per protocol."""
+    records = read_records(source)
+    added: dict[str, int] = {}
+    for protocol in sorted({r["protocol"] for r in records}):
+        path = destination(protocol)
+        repair_tail(path)
+        done = {r["job"] for r in read_records(path) if r.get("protocol") == protocol}
+        writer = AppendOnlyWriter(path)
+        try:
+            for record in records:
+                if record["protocol"] == protocol and record["job"] not in done:
+                    writer.append(record)
+                    done.add(record["job"])
+                    added[protocol] = added.get(protocol, 0) + 1
+        finally:
+            writer.close()
+    return added

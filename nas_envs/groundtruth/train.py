@@ -181,12 +181,18 @@ def _accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: in
 
 
 def train(
-    protocol: Protocol, genes: list[int], seed: int, progress: Callable[[int, float], None] | None = None
+    protocol: Protocol,
+    genes: list[int],
+    seed: int,
+    progress: Callable[[int, float], None] | None = None,
+    device: str = "cpu",
 ) -> dict:
     """Train ``genes`` with ``seed`` under ``protocol``; return the measured record (no architecture fields).
 
-    Seeds weight initialisation, data order and augmentation. Runs on the CPU with however many threads the
-    caller set (the collector uses one per worker).
+    Seeds weight initialisation, data order and augmentation; all random draws happen on the CPU, so a GPU
+    (``device="cuda"``) trains the same initial weights on the same batches and differs only in floating-point
+    rounding. On the CPU it uses however many threads the caller set (the collector uses one per worker). CPU
+    seconds are recorded for CPU trainings only: on a GPU they measure kernel launches, not the training.
     """
     splits = load_splits(protocol.n_train, protocol.n_val, protocol.resolution)
     torch.manual_seed(seed)
@@ -194,11 +200,14 @@ def train(
     input_shape = splits.train_x.shape[1:]
     params = sum(p.numel() for p in model.parameters())
     flops = count_flops(model, input_shape)
-    model = model.to(memory_format=torch.channels_last)
+    model = model.to(device=device, memory_format=torch.channels_last)
 
-    train_x, train_y = torch.from_numpy(splits.train_x), torch.from_numpy(splits.train_y)
-    val_x, val_y = torch.from_numpy(splits.val_x), torch.from_numpy(splits.val_y)
-    test_x, test_y = torch.from_numpy(splits.test_x), torch.from_numpy(splits.test_y)
+    def tensor(array: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(array).to(device)
+
+    train_x, train_y = tensor(splits.train_x), tensor(splits.train_y)
+    val_x, val_y = tensor(splits.val_x), tensor(splits.val_y)
+    test_x, test_y = tensor(splits.test_x), tensor(splits.test_y)
     steps_per_epoch = math.ceil(len(train_x) / protocol.batch_size)
     optimizer = torch.optim.SGD(
         model.parameters(), lr=protocol.lr, momentum=protocol.momentum, weight_decay=protocol.weight_decay
@@ -216,9 +225,11 @@ def train(
         epoch_loss = 0.0
         for step in range(steps_per_epoch):
             idx = order[step * protocol.batch_size : (step + 1) * protocol.batch_size]
+            if protocol.hflip:
+                flip = (torch.rand(len(idx), generator=generator) < 0.5).to(device)
+            idx = idx.to(device)
             xb = train_x[idx]
             if protocol.hflip:
-                flip = torch.rand(len(idx), generator=generator) < 0.5
                 xb = torch.where(flip[:, None, None, None], xb.flip(3), xb)
             loss = criterion(model(xb.contiguous(memory_format=torch.channels_last)), train_y[idx])
             optimizer.zero_grad(set_to_none=True)
@@ -235,29 +246,36 @@ def train(
     # CPU seconds do not grow when other work shares the machine; wall seconds do.
     train_cpu_seconds = time.process_time() - cpu_start
     test_accuracy = _accuracy(model, test_x, test_y, protocol.eval_batch_size)
+    seconds = {"train_seconds": round(train_seconds, 3)}
+    if torch.device(device).type == "cpu":
+        seconds["train_cpu_seconds"] = round(train_cpu_seconds, 3)
     return {
         "val_accuracy_curve": curve,
         "train_loss_curve": train_loss,
         "val_accuracy": curve[-1],
         "test_accuracy": test_accuracy,
-        "train_seconds": round(train_seconds, 3),
-        "train_cpu_seconds": round(train_cpu_seconds, 3),
+        **seconds,
         "params": int(params),
         "flops": flops,
         "diverged": diverged,
     }
 
 
-def environment_description() -> dict:
-    """Library versions and machine facts stored with each record."""
-    return {
+def environment_description(device: str = "cpu") -> dict:
+    """Library versions and machine facts stored with each record; ``device`` is where the training ran
+    (``"cpu"``, or ``"cuda"`` with the GPU's name), so that seconds are only ever compared on one kind of device."""
+    facts = {
         "torch": torch.__version__,
         "numpy": np.__version__,
         "python": platform.python_version(),
         "machine": platform.machine(),
         "processor": _cpu_model(),
         "threads": torch.get_num_threads(),
+        "device": torch.device(device).type,
     }
+    if torch.device(device).type == "cuda":
+        facts["gpu"] = torch.cuda.get_device_name(torch.device(device))
+    return facts
 
 
 def _cpu_model() -> str:
