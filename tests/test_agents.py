@@ -36,10 +36,18 @@ def test_same_seed_same_trajectory():
 
 
 def test_search_improves_on_its_first_evaluations():
-    rows = run_seed(RunSettings(ENV_ID, "re", 24 * 3600.0), seed=1)
-    first = np.mean([r["val_accuracy"] for r in rows[:100]])
-    last = np.mean([r["val_accuracy"] for r in rows[-100:]])
-    assert last > first  # mutations of tournament winners are better than random samples
+    import nas_envs
+
+    benchmark = nas_envs.make_benchmark("darts")
+    gains = []
+    for seed in (1, 2, 3):
+        rows = run_seed(RunSettings(ENV_ID, "re", 24 * 3600.0), seed=seed)
+        genes = np.stack([benchmark.space.from_string(r["architecture"]) for r in rows])
+        quality = benchmark.evaluate(genes, noise=False)["val_accuracy"]  # the surrogate mean, without the noise
+        gains.append(quality[-100:].mean() - quality[:100].mean())
+    # On average, mutations of tournament winners beat the random initial population (one seed may be drawn into
+    # a region where the ensemble is unsure and the noisy evaluations are wider).
+    assert np.mean(gains) > 0
 
 
 def test_ppo_learns_from_the_environment():

@@ -48,6 +48,16 @@ def test_noise_follows_the_seed(bench):
     assert 0 < spread < 0.02  # about the measured seed-to-seed noise, not more
 
 
+def test_noise_is_capped_at_the_largest_measured_seed_std(bench):
+    archs = bench.space.sample(300, seed=2)
+    spread = bench.predict_members(archs)["val_accuracy"].std(axis=1, ddof=1) * bench.noise_scale["val_accuracy"]
+    cap = bench.noise_cap["val_accuracy"]
+    assert spread.max() > cap  # the ensemble is unsure somewhere: the cap matters
+    widest = archs[np.argmax(spread)][None].repeat(4000, axis=0)
+    draws = bench.evaluate(widest, noise=True, seed=3)["val_accuracy"]
+    assert np.std(draws) == pytest.approx(cap, rel=0.1)
+
+
 def test_params_and_flops_are_exact(bench):
     torch.set_num_threads(1)
     archs = bench.space.sample(8, seed=3)

@@ -18,7 +18,7 @@ import numpy as np
 
 from nas_envs.assets import assets_dir, data_path
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS
-from nas_envs.groundtruth.analysis import device, noise_groups, noise_summary
+from nas_envs.groundtruth.analysis import noise_groups, noise_summary
 from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.train import DEFAULT_PROTOCOL, PROTOCOLS
 from nas_envs.spaces import get_space
@@ -44,13 +44,17 @@ class Dataset:
     data_lines: int
 
 
+TARGETS = ("val_accuracy", "test_accuracy", "log_train_cpu_seconds")
+
+
 def targets_of(records: list[dict]) -> dict[str, np.ndarray]:
-    """Targets per record; the training time only of CPU trainings (NaN otherwise), because the simulated clock
-    is one CPU core's and a GPU's seconds are another clock."""
+    """Targets per record. The simulated clock is one CPU core's: the runtime target is the training's CPU
+    seconds, which other work on the machine does not inflate (wall-clock seconds it does). Records without them
+    (GPU trainings; CPU trainings from before the field existed) have NaN there."""
     return {
         "val_accuracy": np.array([r["val_accuracy"] for r in records]),
         "test_accuracy": np.array([r["test_accuracy"] for r in records]),
-        "log_train_seconds": np.log([r["train_seconds"] if device(r) == "cpu" else np.nan for r in records]),
+        "log_train_cpu_seconds": np.log([r.get("train_cpu_seconds", np.nan) for r in records]),
     }
 
 
@@ -68,7 +72,7 @@ def load_dataset(path: Path, protocol: str) -> Dataset:
         sources=np.array([r["source"] for r in train]),
         keys=np.array([r["job"] for r in train]),
         noise_genes=np.array([g[0]["genes"] for g in repeated], dtype=np.int64).reshape(len(repeated), -1),
-        noise_targets={t: [g[t] for g in per_group] for t in ("val_accuracy", "test_accuracy", "log_train_seconds")},
+        noise_targets={t: [g[t] for g in per_group] for t in TARGETS},
         noise=noise_summary(records),
         data_sha256=digest,
         data_lines=lines,
@@ -108,6 +112,7 @@ class FitReport:
     held_out: dict[str, dict]
     noise_subset: dict[str, dict]
     scale: dict[str, float]
+    cap: dict[str, float | None]  # None: not measured, no cap
     calibration: dict[str, dict]
     fit_records: int
     held_out_records: int
@@ -117,7 +122,7 @@ def fit_and_score(
     kind: str, space, data: Dataset, fit_rows: np.ndarray, eval_rows: np.ndarray, folder: Path, seed: int
 ) -> FitReport:
     """Fit ``kind``'s ensembles on ``fit_rows`` into ``folder``; score them on ``eval_rows`` and the noise subset.
-    Rows without all of the kind's targets (the training time of a GPU training) are left out of both."""
+    Rows and noise-subset architectures without all of the kind's targets (see :func:`targets_of`) are left out."""
     model_kind = MODEL_KINDS[kind]
     inputs = model_kind.inputs(space, data.genes)
     noise_inputs = model_kind.inputs(space, data.noise_genes) if len(data.noise_genes) >= 2 else None
@@ -128,26 +133,30 @@ def fit_and_score(
     model = model_kind.load(paths)
     held_out = model.predict(_rows(inputs, eval_rows)) if len(eval_rows) >= 2 else None
     noise_predictions = model.predict(noise_inputs) if noise_inputs is not None else None
-    report = FitReport(paths, {}, {}, {}, {}, len(fit_rows), len(eval_rows))
+    report = FitReport(paths, {}, {}, {}, {}, {}, len(fit_rows), len(eval_rows))
     for column, target in enumerate(model_kind.targets):
         y = targets[:, column]
         if held_out is not None:
             report.held_out[target] = all_metrics(y[eval_rows], held_out[:, :, column].mean(axis=1))
         report.scale[target] = 1.0
+        report.cap[target] = None
         report.calibration[target] = {"calibrated": False}
-        if noise_predictions is not None:
-            mean, std = ensemble_mean_std(noise_predictions[:, :, column])
-            seed_std = float(np.mean([v.std(ddof=1) for v in data.noise_targets[target]]))
+        measured_noise = [np.isfinite(v).all() for v in data.noise_targets[target]]
+        if noise_predictions is not None and sum(measured_noise) >= 2:
+            mean, std = ensemble_mean_std(noise_predictions[measured_noise, :, column])
+            values = [v for v, keep in zip(data.noise_targets[target], measured_noise) if keep]
+            seed_stds = [v.std(ddof=1) for v in values]
+            seed_std = float(np.mean(seed_stds))
             report.scale[target] = calibration_scale(std, seed_std)
+            report.cap[target] = float(np.max(seed_stds))
             report.calibration[target] = {
                 "calibrated": True,
                 "ensemble_std_before": float(std.mean()),
                 "measured_seed_std": seed_std,
                 "scale": report.scale[target],
+                "largest_measured_seed_std": report.cap[target],
             }
-            report.noise_subset[target] = surrogate_against_table(
-                data.noise_targets[target], mean, constant=float(y[fit_rows].mean())
-            )
+            report.noise_subset[target] = surrogate_against_table(values, mean, constant=float(y[fit_rows].mean()))
     return report
 
 
@@ -195,6 +204,7 @@ def fit_surrogate(
         "targets": list(MODEL_KINDS[kind].targets),
         "files": [path.relative_to(scratch).as_posix() for path in report.files],
         "noise_scale": report.scale,
+        "noise_cap": report.cap,
         "seed": seed,
         "held_out_metrics": report.held_out,
         "noise_calibration": report.calibration,

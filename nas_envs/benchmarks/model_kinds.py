@@ -1,7 +1,7 @@
 """The kinds of surrogate a benchmark bundles, and how each turns architectures into its inputs.
 
-``xgb`` and ``gin`` predict validation and test accuracy; ``runtime`` (XGBoost) predicts log training seconds
-and serves both. Each kind knows its targets, its input encoding, how to fit and save an ensemble for all its
+``xgb`` and ``gin`` predict validation and test accuracy; ``runtime`` (XGBoost) predicts the log of a training's CPU
+seconds and serves both. Each kind knows its targets, its input encoding, how to fit and save an ensemble for all its
 targets at once, and how to load it back as a predictor of ``(N, members, targets)``; fitting
 (:mod:`nas_envs.benchmarks.fit`) and evaluation share these definitions.
 """
@@ -48,11 +48,14 @@ class ForestKind:
         return space.features(genes)
 
     def fit_and_save(self, inputs: np.ndarray, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
-        """One ensemble per target column of ``y`` ``(N, targets)``, in ``folder/<target>/``."""
-        from surrogates.xgb import fit_xgb_ensemble
+        """One ensemble per target column of ``y`` ``(N, targets)``, in ``folder/<target>/``, all with the
+        largest of the targets' cross-validated numbers of rounds (one tree count, so that the targets' members
+        merge into one XGBoost call)."""
+        from surrogates.xgb import cross_validated_rounds, fit_xgb_ensemble
 
+        rounds = max(cross_validated_rounds(inputs, y[:, column], seed=seed) for column in range(y.shape[1]))
         return [path for column, target in enumerate(self.targets)
-                for path in fit_xgb_ensemble(inputs, y[:, column], folder / target, seed=seed)]
+                for path in fit_xgb_ensemble(inputs, y[:, column], folder / target, seed=seed, rounds=rounds)]
 
     def load(self, paths: list[Path]) -> Predictor:
         from surrogates.forest import ForestEnsemble
@@ -93,6 +96,6 @@ class GINKind:
 
 MODEL_KINDS: dict[str, ForestKind | GINKind] = {
     "xgb": ForestKind("xgb", ("val_accuracy", "test_accuracy")),
-    "runtime": ForestKind("runtime", ("log_train_seconds",)),
+    "runtime": ForestKind("runtime", ("log_train_cpu_seconds",)),
     "gin": GINKind(),
 }

@@ -12,7 +12,7 @@ import numpy as np
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Predictor
 from nas_envs.spaces.base import SearchSpace
 from surrogates.manifest import read_verified_manifest
-from surrogates.noise import draw, ensemble_mean_std
+from surrogates.noise import draw, ensemble_mean_std, noise_std
 
 OBJECTIVES = ("val_accuracy", "test_accuracy", "train_time_s", "params", "flops")
 SURROGATES = ("xgb", "gin")  # accuracy ensembles; the runtime ensemble is shared ("runtime")
@@ -86,9 +86,16 @@ class SurrogateBenchmark:
         models = self.manifest["models"]
         return {**models[self.surrogate]["noise_scale"], **models["runtime"]["noise_scale"]}
 
+    @cached_property
+    def noise_cap(self) -> dict[str, float]:
+        """Per target, the largest noise std drawn: the largest seed-to-seed std measured on the noise subset
+        (no cap where the noise subset did not measure the target)."""
+        caps = {**self.manifest["models"][self.surrogate]["noise_cap"], **self.manifest["models"]["runtime"]["noise_cap"]}
+        return {target: np.inf if cap is None else cap for target, cap in caps.items()}
+
     def load(self) -> "SurrogateBenchmark":
         """Load and verify every asset now rather than on the first evaluation."""
-        _ = self._models, self._costs, self.noise_scale
+        _ = self._models, self._costs, self.noise_scale, self.noise_cap
         return self
 
     def exact_costs(self, genes: np.ndarray) -> dict[str, np.ndarray]:
@@ -131,14 +138,15 @@ class SurrogateBenchmark:
         out: dict[str, np.ndarray] = {}
         val_mean, val_std = ensemble_mean_std(members["val_accuracy"])
         test_mean, test_std = ensemble_mean_std(members["test_accuracy"])
-        log_time_mean, log_time_std = ensemble_mean_std(members["log_train_seconds"])
+        log_time_mean, log_time_std = ensemble_mean_std(members["log_train_cpu_seconds"])
         if noise:
-            scale = self.noise_scale
+            scale, cap = self.noise_scale, self.noise_cap
             # One training outcome per architecture: validation and test accuracy share the draw.
             z = rng.standard_normal(len(genes))
-            out["val_accuracy"] = val_mean + scale["val_accuracy"] * val_std * z
-            out["test_accuracy"] = test_mean + scale["test_accuracy"] * test_std * z
-            out["train_time_s"] = np.exp(draw(log_time_mean, log_time_std, scale["log_train_seconds"], rng))
+            out["val_accuracy"] = val_mean + noise_std(val_std, scale["val_accuracy"], cap["val_accuracy"]) * z
+            out["test_accuracy"] = test_mean + noise_std(test_std, scale["test_accuracy"], cap["test_accuracy"]) * z
+            time_target = "log_train_cpu_seconds"
+            out["train_time_s"] = np.exp(draw(log_time_mean, log_time_std, scale[time_target], rng, cap[time_target]))
         else:
             out["val_accuracy"], out["test_accuracy"] = val_mean, test_mean
             out["train_time_s"] = np.exp(log_time_mean)
