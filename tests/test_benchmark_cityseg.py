@@ -195,3 +195,18 @@ def test_vector_environment_matches_single_environments(bundle, monkeypatch):
             for action in archs[copy]:
                 _, reward, _, _, info = env.step(int(action))
             assert reward == pytest.approx(vector_rewards[round_][copy])  # each copy keeps its own archive
+
+
+def test_moea_command_runs_in_parallel_and_resumes(bundle, monkeypatch, tmp_path):
+    from agents.cli import main
+    from agents.moea import run_moea
+
+    monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
+    out = tmp_path / "runs.jsonl"
+    command = ["moea", "--problems", "2", "--algorithms", "nsga2", "--runs", "2", "--evaluations", "210",
+               "--workers", "2", "--out", str(out)]
+    assert main(command) == 0
+    rows = sorted((json.loads(line) for line in out.read_text().splitlines()), key=lambda r: r["seed"])
+    assert [r["seed"] for r in rows] == [0, 1]
+    assert rows[1] == {**run_moea(problem=2, algorithm="nsga2", seed=1, evaluations=210), "evaluations_asked": 210}
+    assert main(command) == 0 and len(out.read_text().splitlines()) == 2  # finished runs are not run again
