@@ -235,8 +235,24 @@ class DartsSpace(SearchSpace):
 
     def graphs(self, archs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`graph` for a batch: node types ``(N, 14)``, edge index ``(N, 2, 26)``, edge types ``(N, 26)``."""
-        parts = [self.graph(genes) for genes in np.asarray(archs, dtype=np.int64).reshape(-1, self.num_decisions)]
-        return tuple(np.stack(column) for column in zip(*parts))  # type: ignore[return-value]
+        nodes = np.asarray(archs, dtype=np.int64).reshape(-1, 2, NUM_NODES, GENES_PER_NODE)
+        n = len(nodes)
+        offset = 7 * np.arange(2)[None, :, None, None]  # the reduction cell's nodes follow the normal cell's
+        # Per cell: the two op edges into each intermediate node, then the identity edges into the cell output.
+        op_src = (nodes[..., [_IN_A, _IN_B]] + offset).reshape(n, 2, -1)
+        op_dst = np.broadcast_to(np.arange(2, 6)[None, None, :, None] + offset, (n, 2, NUM_NODES, 2)).reshape(n, 2, -1)
+        op_type = nodes[..., [_OP_A, _OP_B]].reshape(n, 2, -1)
+        out_src = np.broadcast_to(np.arange(2, 6) + 7 * np.arange(2)[:, None], (n, 2, NUM_NODES))
+        out_dst = np.broadcast_to(6 + 7 * np.arange(2)[:, None], (n, 2, NUM_NODES))
+        identity = np.full((n, 2, NUM_NODES), len(OPS))
+        # the normal-cell output feeds both inputs of the reduction cell
+        bridge_src, bridge_dst = np.full((n, 2), 6), np.broadcast_to([7, 8], (n, 2))
+        src = np.concatenate([np.concatenate([op_src, out_src], axis=2).reshape(n, -1), bridge_src], axis=1)
+        dst = np.concatenate([np.concatenate([op_dst, out_dst], axis=2).reshape(n, -1), bridge_dst], axis=1)
+        etype = np.concatenate([np.concatenate([op_type, identity], axis=2).reshape(n, -1), np.full((n, 2), len(OPS))],
+                               axis=1)
+        node_type = np.broadcast_to(np.array([0, 1, 2, 2, 2, 2, 3, 4, 5, 6, 6, 6, 6, 7], dtype=np.int64), (n, 14))
+        return node_type.copy(), np.stack([src, dst], axis=1).astype(np.int64), etype.astype(np.int64)
 
     def graph(self, genes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Both cells as one typed graph (14 nodes: per cell 2 inputs, 4 intermediate nodes, 1 output).
@@ -245,28 +261,8 @@ class DartsSpace(SearchSpace):
         plus 4 for the reduction cell's nodes; edge types 0..6 = the ops, 7 = identity into the cell output.
         The reduction cell's inputs are fed by the normal cell's output, which joins the two cells into one graph.
         """
-        genes = np.asarray(genes, dtype=np.int64)
-        node_type = np.array(([0, 1, 2, 2, 2, 2, 3]) + [4 + t for t in (0, 1, 2, 2, 2, 2, 3)], dtype=np.int64)
-        src: list[int] = []
-        dst: list[int] = []
-        etype: list[int] = []
-        for cell in range(2):
-            offset = 7 * cell
-            cell_genes = genes[cell * GENES_PER_CELL : (cell + 1) * GENES_PER_CELL].reshape(-1, GENES_PER_NODE)
-            for node, (in_a, op_a, in_b, op_b) in enumerate(cell_genes):
-                for inp, op in ((in_a, op_a), (in_b, op_b)):
-                    src.append(offset + int(inp))
-                    dst.append(offset + node + 2)
-                    etype.append(int(op))
-            for node in range(2, 6):
-                src.append(offset + node)
-                dst.append(offset + 6)
-                etype.append(len(OPS))
-        # normal-cell output feeds both inputs of the reduction cell
-        src += [6, 6]
-        dst += [7, 8]
-        etype += [len(OPS), len(OPS)]
-        return node_type, np.array([src, dst], dtype=np.int64), np.array(etype, dtype=np.int64)
+        node_type, edge_index, edge_type = self.graphs(np.asarray(genes, dtype=np.int64)[None])
+        return node_type[0], edge_index[0], edge_type[0]
 
     def poor_region_variant(self, genes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """A variant with 5 to 8 parameter-free ops in the normal cell (a known poor region of the space)."""
