@@ -194,15 +194,12 @@ class DartsSpace(SearchSpace):
     # --- encodings ------------------------------------------------------------------------------------------
     def one_hot(self, archs: np.ndarray) -> np.ndarray:
         """Per cell, a (14 edges x 7 ops) indicator of which edge is active with which op: ``(N, 196)``."""
-        archs = np.asarray(archs, dtype=np.int64).reshape(-1, 2 * NUM_NODES, GENES_PER_NODE)
-        n = archs.shape[0]
+        nodes = np.asarray(archs, dtype=np.int64).reshape(-1, 2, NUM_NODES, GENES_PER_NODE)
+        n = len(nodes)
         out = np.zeros((n, 2, NUM_EDGES, len(OPS)), dtype=np.float32)
-        rows = np.arange(n)
-        for row in range(2 * NUM_NODES):
-            cell, node = divmod(row, NUM_NODES)
-            for in_slot, op_slot in ((_IN_A, _OP_A), (_IN_B, _OP_B)):
-                edge = EDGE_OFFSET[node] + archs[:, row, in_slot]
-                out[rows, cell, edge, archs[:, row, op_slot]] = 1.0
+        edge = np.asarray(EDGE_OFFSET)[None, None, :, None] + nodes[..., [_IN_A, _IN_B]]
+        rows, cells = np.arange(n)[:, None, None, None], np.arange(2)[None, :, None, None]
+        out[rows, cells, edge, nodes[..., [_OP_A, _OP_B]]] = 1.0
         return out.reshape(n, -1)
 
     def features(self, archs: np.ndarray) -> np.ndarray:
@@ -224,14 +221,11 @@ class DartsSpace(SearchSpace):
         """
         nodes = np.asarray(archs, dtype=np.int64).reshape(-1, 2, NUM_NODES, GENES_PER_NODE)
         n = len(nodes)
-        out = np.zeros((n, 2, len(OPS), 2), dtype=np.float64)
-        rows = np.arange(n)
-        for cell in range(2):
-            for node in range(NUM_NODES):
-                for in_slot, op_slot in ((_IN_A, _OP_A), (_IN_B, _OP_B)):
-                    from_input = (nodes[:, cell, node, in_slot] < 2).astype(np.int64)
-                    np.add.at(out, (rows, cell, nodes[:, cell, node, op_slot], from_input), 1.0)
-        return out.reshape(n, -1)
+        from_input = (nodes[..., [_IN_A, _IN_B]] < 2).astype(np.int64)
+        cells = np.arange(2)[None, :, None, None]
+        # one flat bin per (architecture, cell, op, from a cell input): counting is one bincount
+        bins = ((np.arange(n)[:, None, None, None] * 2 + cells) * len(OPS) + nodes[..., [_OP_A, _OP_B]]) * 2 + from_input
+        return np.bincount(bins.reshape(-1), minlength=n * 2 * len(OPS) * 2).astype(np.float64).reshape(n, -1)
 
     def graphs(self, archs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """:meth:`graph` for a batch: node types ``(N, 14)``, edge index ``(N, 2, 26)``, edge types ``(N, 26)``."""
