@@ -135,6 +135,11 @@ def repair_tail(path: Path) -> int:
         return len(data) - keep
 
 
+def done_jobs(path: Path, protocol: str) -> set[str]:
+    """The job keys of ``protocol`` that ``path`` already holds (call :func:`repair_tail` first)."""
+    return {r["job"] for r in read_records(path) if r.get("protocol") == protocol}
+
+
 class AppendOnlyWriter:
     """Appends one JSON object per line, each with one write and an fsync."""
 
@@ -234,7 +239,7 @@ def collect(
     repaired = repair_tail(path)
     if repaired:
         print(f"collect: removed a partial last line ({repaired} bytes) from {path}", file=log)
-    done = {r["job"] for r in read_records(path) if r.get("protocol") == protocol_name}
+    done = done_jobs(path, protocol_name)
     todo = [job for job in jobs if job.key not in done]
     print(f"collect: {len(done)} done in {path}, {len(todo)} to run with {workers} {backend} worker(s)", file=log)
     if not todo:
@@ -270,7 +275,7 @@ def merge(source: Path, destination: Callable[[str], Path]) -> dict[str, int]:
     for protocol in sorted({r["protocol"] for r in records}):
         path = destination(protocol)
         repair_tail(path)
-        done = {r["job"] for r in read_records(path) if r.get("protocol") == protocol}
+        done = done_jobs(path, protocol)
         writer = AppendOnlyWriter(path)
         try:
             for record in records:
