@@ -83,15 +83,18 @@ class SurrogateBenchmark:
     @cached_property
     def noise_scale(self) -> dict[str, float]:
         """Per target, the factor that calibrates the ensemble spread to the measured seed-to-seed noise."""
-        models = self.manifest["models"]
-        return {**models[self.surrogate]["noise_scale"], **models["runtime"]["noise_scale"]}
+        return self._per_target("noise_scale")
 
     @cached_property
     def noise_cap(self) -> dict[str, float]:
         """Per target, the largest noise std drawn: the largest seed-to-seed std measured on the noise subset
         (no cap where the noise subset did not measure the target)."""
-        caps = {**self.manifest["models"][self.surrogate]["noise_cap"], **self.manifest["models"]["runtime"]["noise_cap"]}
-        return {target: np.inf if cap is None else cap for target, cap in caps.items()}
+        return {target: np.inf if cap is None else cap for target, cap in self._per_target("noise_cap").items()}
+
+    def _per_target(self, entry: str) -> dict:
+        """A per-target manifest entry of the accuracy surrogate and the runtime model, merged."""
+        models = self.manifest["models"]
+        return {**models[self.surrogate][entry], **models["runtime"][entry]}
 
     def load(self) -> "SurrogateBenchmark":
         """Load and verify every asset now rather than on the first evaluation."""
