@@ -107,10 +107,7 @@ class ForestEnsemble:
         booster_model["trees"] = trees
         booster_model["tree_info"] = tree_info
         booster_model["gbtree_model_param"]["num_trees"] = str(len(trees))
-        rounds = len(self._models[0]["learner"]["gradient_booster"]["model"]["trees"])
-        if any(len(m["learner"]["gradient_booster"]["model"]["trees"]) != rounds for m in self._models):
-            raise ValueError("members must have the same number of trees to be merged")
-        # member-major order: each "round" holds one tree of one member
+        # member-major order: each "round" holds one tree of one member, so members may differ in tree count
         booster_model["iteration_indptr"] = list(range(len(trees) + 1))
         params = merged["learner"]["learner_model_param"]
         params["num_target"] = str(self.num_members)

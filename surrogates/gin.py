@@ -32,7 +32,7 @@ class GraphBatch:
     def __len__(self) -> int:
         return len(self.node_type)
 
-    def subset(self, rows: np.ndarray) -> "GraphBatch":
+    def subset(self, rows: "np.ndarray | slice") -> "GraphBatch":
         return GraphBatch(self.node_type[rows], self.edge_index[rows], self.edge_type[rows])
 
 
@@ -214,9 +214,17 @@ class GINEnsemble:
             raise ValueError("the GIN ensemble predicts values in [0, 1] (accuracies as fractions)")
         return cls(config, [fit_member(graphs, y, config, seed=seed * 1000 + k) for k in range(members)])
 
+    #: float32 values of one edge-message tensor (members x edges x hidden) per forward pass: larger batches fall
+    #: out of the L2 cache (100 DARTS architectures, 10 members: 26 ms in one pass, 17 ms in blocks of 25)
+    activation_budget = 160_000
+
     def predict(self, graphs: GraphBatch) -> np.ndarray:
+        per_graph = self.num_members * graphs.edge_type.shape[1] * self.config.hidden
+        block = max(1, self.activation_budget // per_graph)
         with torch.no_grad():
-            return self._stacked(*_tensors(graphs)).double().numpy()
+            blocks = [self._stacked(*_tensors(graphs.subset(slice(start, start + block)))).double().numpy()
+                      for start in range(0, len(graphs), block)]
+        return np.concatenate(blocks) if blocks else np.zeros((0, self.num_members, self.config.outputs))
 
     def predict_per_member(self, graphs: GraphBatch) -> np.ndarray:
         """The reference path: each member's own forward pass (slower; used to test :class:`StackedGIN`)."""

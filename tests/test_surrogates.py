@@ -92,6 +92,16 @@ def test_numpy_and_merged_paths_agree(ensemble_files):
     np.testing.assert_allclose(forest.predict(x[:3]), forest.predict(x[:40])[:3], rtol=1e-5, atol=1e-6)
 
 
+def test_members_with_different_tree_counts_merge_into_one_call(ensemble_files, tmp_path):
+    x, y, paths = ensemble_files
+    shorter = fit_xgb_ensemble(x, -y, tmp_path, members=2, seed=2, rounds=25)
+    forest = ForestEnsemble.from_files([*paths, *shorter])
+    merged = forest.predict_merged(x[:40])
+    for member, path in enumerate([*paths, *shorter]):
+        booster = xgb.Booster(model_file=str(path))
+        np.testing.assert_allclose(merged[:, member], booster.predict(xgb.DMatrix(x[:40])), rtol=1e-5, atol=1e-6)
+
+
 def test_gin_ensemble_learns_a_graph_signal_and_round_trips(tmp_path):
     from nas_envs.spaces.darts import DartsSpace
     from surrogates.gin import GINConfig, GINEnsemble, GraphBatch, pairwise_hinge
@@ -131,7 +141,11 @@ def test_stacked_gin_equals_each_members_forward():
     y = np.stack([np.linspace(0.8, 0.9, 40), np.linspace(0.9, 0.7, 40)], axis=1)
     ensemble = GINEnsemble.fit(graphs, y, GINConfig(num_node_types=8, num_edge_types=8, outputs=2, hidden=8,
                                                     layers=3, epochs=3), members=3, seed=2)
-    np.testing.assert_allclose(ensemble.predict(graphs), ensemble.predict_per_member(graphs), rtol=1e-5, atol=1e-6)
+    reference = ensemble.predict_per_member(graphs)
+    np.testing.assert_allclose(ensemble.predict(graphs), reference, rtol=1e-5, atol=1e-6)
+    ensemble.activation_budget = 3 * 26 * 8 * 7  # blocks of 7 graphs (members x edges x hidden each), last one short
+    np.testing.assert_allclose(ensemble.predict(graphs), reference, rtol=1e-5, atol=1e-6)
+    assert ensemble.predict(graphs.subset(slice(0, 0))).shape == (0, 3, 2)
 
 
 def test_held_out_split_is_fixed_as_the_collection_grows():
