@@ -47,6 +47,32 @@ def test_ensemble_fit_is_deterministic_and_members_differ(ensemble_files, tmp_pa
     assert predictions.std(axis=1).mean() > 0  # bootstrap members disagree: the spread the noise model uses
 
 
+def test_ridge_ensemble_recovers_a_linear_cost_and_round_trips(tmp_path):
+    from surrogates.linear import RidgeEnsemble, cross_validated_alpha
+
+    rng = np.random.default_rng(0)
+    counts = rng.integers(0, 5, size=(200, 6)).astype(np.float64)
+    counts[:, -1] = 2.0  # a constant column (every architecture has it): weight 0, no division by zero
+    cost = np.array([3.0, 1.0, 0.5, 0.0, 2.0, 0.0])
+    y = (4.0 + counts @ cost + rng.normal(0, 0.1, 200))[:, None]
+    alpha = cross_validated_alpha(counts, y, seed=1)
+    assert alpha <= 3.0  # little noise: little penalty
+    assert cross_validated_alpha(counts, rng.normal(size=(200, 1)), seed=1) >= 30.0  # pure noise: a large one
+    ensemble = RidgeEnsemble.fit(counts, y, alpha, members=5, seed=2)
+    probe = rng.integers(0, 5, size=(30, 6)).astype(np.float64)
+    probe[:, -1] = 2.0
+    predictions = ensemble.predict(probe)
+    assert predictions.shape == (30, 5, 1)
+    np.testing.assert_allclose(predictions.mean(axis=1)[:, 0], 4.0 + probe @ cost, atol=0.1)
+    assert predictions.std(axis=1).mean() > 0  # bootstrap members disagree
+    again = RidgeEnsemble.fit(counts, y, alpha, members=5, seed=2)
+    np.testing.assert_array_equal(again.weights, ensemble.weights)
+    loaded = RidgeEnsemble.load(ensemble.save(tmp_path / "ridge.npz"))
+    np.testing.assert_array_equal(loaded.predict(probe), predictions)
+    with pytest.raises(ValueError, match=r"shape \(N, 6\)"):
+        ensemble.predict(probe[:, :5])
+
+
 def test_metrics_on_known_values():
     y = np.array([0.80, 0.82, 0.84, 0.86])
     metrics = all_metrics(y, y + 0.001)

@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from nas_envs.benchmarks.model_kinds import MODEL_KINDS, LoadedModel, load_models
+from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Predictor
 from nas_envs.spaces.base import SearchSpace
 from surrogates.manifest import read_verified_manifest
 from surrogates.noise import draw, ensemble_mean_std, noise_std
@@ -28,7 +28,7 @@ class SurrogateBenchmark:
     Args:
         space: the search space.
         bundle_dir: folder with ``manifest.json``, ``costs.json`` and the model files.
-        surrogate: ``"xgb"`` or ``"gin"``: which accuracy/runtime ensembles to use.
+        surrogate: ``"xgb"`` or ``"gin"``: which accuracy ensemble to use (the runtime model is shared).
 
     Assets load on the first evaluation and are verified against the manifest's sha256 sums.
     """
@@ -69,16 +69,16 @@ class SurrogateBenchmark:
         return json.loads((self.bundle_dir / "costs.json").read_text())
 
     @cached_property
-    def _models(self) -> list[LoadedModel]:
-        """The accuracy surrogate and the ``runtime`` model (one predictor where both are XGBoost)."""
-        files = {}
+    def _models(self) -> dict[str, Predictor]:
+        """Per kind (the accuracy surrogate and ``runtime``): its predictor of all its targets."""
+        models = {}
         for kind in (self.surrogate, "runtime"):
             entry = self.manifest["models"][kind]
             if list(entry.get("targets", ())) != list(MODEL_KINDS[kind].targets):
                 raise ValueError(f"{self.bundle_dir}: the {kind!r} model was written by another version of nas-envs; "
                                  f"refit it with 'nas-envs fit {self.space.name} --model {kind}'")
-            files[kind] = [self.bundle_dir / f for f in entry["files"]]
-        return load_models(files)
+            models[kind] = MODEL_KINDS[kind].load([self.bundle_dir / f for f in entry["files"]])
+        return models
 
     @cached_property
     def noise_scale(self) -> dict[str, float]:
@@ -110,10 +110,14 @@ class SurrogateBenchmark:
 
     def predict_members(self, genes: np.ndarray) -> dict[str, np.ndarray]:
         """Raw member predictions ``(N, members)`` per surrogate target, for canonical genes."""
+        inputs: dict[str, object] = {}  # encodings shared by kinds that read the same input
         out = {}
-        for model in self._models:
-            predictions = model.predictor.predict(model.kind.inputs(self.space, genes))
-            out.update({target: predictions[:, :, column] for column, target in enumerate(model.targets)})
+        for kind, model in self._models.items():
+            model_kind = MODEL_KINDS[kind]
+            if model_kind.input_name not in inputs:
+                inputs[model_kind.input_name] = model_kind.inputs(self.space, genes)
+            predictions = model.predict(inputs[model_kind.input_name])
+            out.update({target: predictions[:, :, column] for column, target in enumerate(model_kind.targets)})
         return out
 
     def evaluate(
