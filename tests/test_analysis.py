@@ -17,6 +17,21 @@ def test_noise_summary_ratio_on_known_values():
     assert out["mean_seed_std"] == pytest.approx(0.0141421, rel=1e-4)  # std of (0.80, 0.82), ddof 1
     assert out["across_architecture_std"] == pytest.approx(0.0707107, rel=1e-4)  # std of (0.81, 0.91)
     assert out["ratio"] == pytest.approx(5.0, rel=1e-4)
+    assert "seed_deviation_correlation_with_test" not in out  # no test accuracy in these records
+
+
+def test_seed_deviations_on_validation_and_test_are_correlated():
+    def with_test(arch, val, test):
+        return dict(record(arch, val), test_accuracy=test)
+
+    # a seed that makes the network better on validation makes it better on test: correlation 1
+    same = [with_test("a", 0.80, 0.79), with_test("a", 0.82, 0.81), with_test("b", 0.90, 0.88),
+            with_test("b", 0.92, 0.90)]
+    assert noise_summary(same)["seed_deviation_correlation_with_test"] == pytest.approx(1.0)
+    # deviations that disagree (which images happen to be right): correlation -1
+    opposite = [with_test("a", 0.80, 0.81), with_test("a", 0.82, 0.79), with_test("b", 0.90, 0.90),
+                with_test("b", 0.92, 0.88)]
+    assert noise_summary(opposite)["seed_deviation_correlation_with_test"] == pytest.approx(-1.0)
 
 
 def test_noise_subset_agreement_between_protocols():

@@ -27,19 +27,29 @@ def noise_groups(records: list[dict], minimum: int = 2) -> dict[str, list[dict]]
 
 
 def noise_summary(records: list[dict], metric: str = "val_accuracy") -> dict[str, float]:
-    """Across-architecture std of the seed means of ``metric`` over the mean within-architecture seed std."""
-    repeated = [np.array([r[metric] for r in group]) for group in noise_groups(records).values()]
+    """Across-architecture std of the seed means of ``metric`` over the mean within-architecture seed std.
+
+    Where the records also hold test accuracy: the correlation of each training's deviation from its
+    architecture's seed mean on validation and on test accuracy. Near 1, a seed changes how good the network is,
+    not which images happen to be right, and a larger evaluation set would not lower the seed noise."""
+    groups = list(noise_groups(records).values())
+    repeated = [np.array([r[metric] for r in group]) for group in groups]
     if len(repeated) < 2:
         return {"architectures": len(repeated)}
     seed_std = float(np.mean([v.std(ddof=1) for v in repeated]))
     across = float(np.std([v.mean() for v in repeated], ddof=1))
-    return {
+    out = {
         "architectures": len(repeated),
         "trainings": int(sum(len(v) for v in repeated)),
         "mean_seed_std": seed_std,
         "across_architecture_std": across,
         "ratio": across / seed_std,
     }
+    if metric != "test_accuracy" and all("test_accuracy" in r for group in groups for r in group):
+        test = [np.array([r["test_accuracy"] for r in group]) for group in groups]
+        out["seed_deviation_correlation_with_test"] = float(np.corrcoef(
+            np.concatenate([v - v.mean() for v in repeated]), np.concatenate([v - v.mean() for v in test]))[0, 1])
+    return out
 
 
 def noise_subset_agreement(records_a: list[dict], records_b: list[dict]) -> dict[str, float]:
