@@ -35,17 +35,23 @@ class _TargetMajorForests:
         return out.reshape(len(out), self.num_targets, -1).transpose(0, 2, 1)
 
 
-class ForestKind:
-    """XGBoost ensembles on the space's tabular features."""
+class _TabularKind:
+    """Models of the named targets on one of the space's matrix encodings (the space method ``input_name``)."""
 
-    input_name = "features"
+    input_name: str
 
     def __init__(self, name: str, targets: tuple[str, ...]) -> None:
         self.name = name
         self.targets = targets
 
     def inputs(self, space: SearchSpace, genes: np.ndarray) -> np.ndarray:
-        return space.features(genes)
+        return getattr(space, self.input_name)(genes)
+
+
+class ForestKind(_TabularKind):
+    """XGBoost ensembles on the space's tabular features."""
+
+    input_name = "features"
 
     def fit_and_save(self, inputs: np.ndarray, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
         """One ensemble per target column of ``y`` ``(N, targets)``, in ``folder/<target>/``, each with its
@@ -62,20 +68,13 @@ class ForestKind:
         return _TargetMajorForests(ForestEnsemble.from_files(paths), len(self.targets))
 
 
-class RidgeKind:
+class RidgeKind(_TabularKind):
     """Bootstrap ridge ensembles on the space's cost features (op counts per cell and input position for DARTS,
     per-layer blocks for FBNet). A training's time is close to a sum of per-op costs: on the first 71 DARTS
     trainings with CPU seconds, 5-fold cross-validated RMSE of log seconds was 0.096 against 0.116 for the XGBoost
     ensemble (0.227 for a constant), and one matrix product costs microseconds."""
 
     input_name = "cost_features"
-
-    def __init__(self, name: str, targets: tuple[str, ...]) -> None:
-        self.name = name
-        self.targets = targets
-
-    def inputs(self, space: SearchSpace, genes: np.ndarray) -> np.ndarray:
-        return space.cost_features(genes)
 
     def fit_and_save(self, inputs: np.ndarray, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
         from surrogates.linear import RidgeEnsemble, cross_validated_alpha
