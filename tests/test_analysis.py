@@ -28,10 +28,23 @@ def test_seed_deviations_on_validation_and_test_are_correlated():
     same = [with_test("a", 0.80, 0.79), with_test("a", 0.82, 0.81), with_test("b", 0.90, 0.88),
             with_test("b", 0.92, 0.90)]
     assert noise_summary(same)["seed_deviation_correlation_with_test"] == pytest.approx(1.0)
+    assert "ratio_by_epoch" not in noise_summary(same)  # no learning curves
     # deviations that disagree (which images happen to be right): correlation -1
     opposite = [with_test("a", 0.80, 0.81), with_test("a", 0.82, 0.79), with_test("b", 0.90, 0.90),
                 with_test("b", 0.92, 0.88)]
     assert noise_summary(opposite)["seed_deviation_correlation_with_test"] == pytest.approx(-1.0)
+
+
+def test_noise_ratio_after_each_epoch_from_the_learning_curves():
+    def with_curve(arch, curve):
+        return dict(record(arch, curve[-1]), val_accuracy_curve=curve)
+
+    records = [with_curve("a", [0.50, 0.80]), with_curve("a", [0.70, 0.82]),
+               with_curve("b", [0.60, 0.90]), with_curve("b", [0.80, 0.92])]
+    out = noise_summary(records)
+    # epoch 1: seed std 0.1414 in both, seed means 0.60 and 0.70; epoch 2: as test_noise_summary_ratio...
+    assert out["ratio_by_epoch"] == pytest.approx([0.5, 5.0], rel=1e-4)
+    assert out["ratio_by_epoch"][-1] == pytest.approx(out["ratio"])
 
 
 def test_noise_subset_agreement_between_protocols():

@@ -29,7 +29,8 @@ def noise_groups(records: list[dict], minimum: int = 2) -> dict[str, list[dict]]
 def noise_summary(records: list[dict], metric: str = "val_accuracy") -> dict[str, float]:
     """Across-architecture std of the seed means of ``metric`` over the mean within-architecture seed std.
 
-    Where the records also hold test accuracy: the correlation of each training's deviation from its
+    For validation accuracy, also the ratio after each epoch (from the learning curves). Where the records also
+    hold test accuracy: the correlation of each training's deviation from its
     architecture's seed mean on validation and on test accuracy. Near 1, a seed changes how good the network is,
     not which images happen to be right, and a larger evaluation set would not lower the seed noise."""
     groups = list(noise_groups(records).values())
@@ -45,6 +46,12 @@ def noise_summary(records: list[dict], metric: str = "val_accuracy") -> dict[str
         "across_architecture_std": across,
         "ratio": across / seed_std,
     }
+    epochs = {len(r.get("val_accuracy_curve", ())) for group in groups for r in group}
+    if metric == "val_accuracy" and len(epochs) == 1 and epochs != {0}:
+        # the same ratio after every epoch: does longer training separate architectures or bring them together?
+        curves = [np.array([r["val_accuracy_curve"] for r in group]) for group in groups]
+        out["ratio_by_epoch"] = [float(np.std([c[:, e].mean() for c in curves], ddof=1)
+                                       / np.mean([c[:, e].std(ddof=1) for c in curves])) for e in range(epochs.pop())]
     if metric != "test_accuracy" and all("test_accuracy" in r for group in groups for r in group):
         test = [np.array([r["test_accuracy"] for r in group]) for group in groups]
         out["seed_deviation_correlation_with_test"] = float(np.corrcoef(
