@@ -195,7 +195,7 @@ def run_job(protocol_name: str, job: Job, device: str = "cpu") -> dict:
     }
 
 
-def _run_local(protocol_name: str, jobs: list[Job], workers: int, device: str) -> Iterator[dict]:
+def _run_local(protocol_name: str, jobs: Iterable[Job], workers: int, device: str) -> Iterator[dict]:
     """Yield records as trainings finish, keeping at most ``workers`` in flight (on a GPU: ``workers`` processes
     share it, because one small network's training is bound by kernel launches, not by the GPU)."""
     pending = iter(jobs)
@@ -214,7 +214,7 @@ def _run_local(protocol_name: str, jobs: list[Job], workers: int, device: str) -
                     in_flight.add(pool.submit(run_job, protocol_name, next_job, device))
 
 
-def _run_ray(protocol_name: str, jobs: list[Job], workers: int, device: str) -> Iterator[dict]:
+def _run_ray(protocol_name: str, jobs: Iterable[Job], workers: int, device: str) -> Iterator[dict]:
     """The same training function as Ray tasks, one CPU each."""
     from nas_envs.parallel import ray_imap_unordered
 
@@ -231,7 +231,11 @@ def collect(
     log=sys.stderr, device: str = "cpu",
 ) -> int:
     """Run the jobs not yet in ``path`` on ``device``; append each record as it finishes. Returns the number
-    appended."""
+    appended.
+
+    Several collectors may share ``path`` (overlapping ranges, one per core): a job is checked against the file
+    again when it starts, and its record again before it is written, so a job another collector has finished
+    meanwhile is neither trained nor written twice."""
     from nas_envs.groundtruth.train import PROTOCOLS
 
     if PROTOCOLS[protocol_name].space == "cityseg" and device != "cpu":
@@ -244,12 +248,20 @@ def collect(
     print(f"collect: {len(done)} done in {path}, {len(todo)} to run with {workers} {backend} worker(s)", file=log)
     if not todo:
         return 0
+    def still_to_run() -> Iterator[Job]:
+        for job in todo:
+            if job.key not in done_jobs(path, protocol_name):
+                yield job
+
     runner = {"local": _run_local, "ray": _run_ray}[backend]
     writer = AppendOnlyWriter(path)
     count = 0
     started = time.time()
     try:
-        for record in runner(protocol_name, todo, workers, device):
+        for record in runner(protocol_name, still_to_run(), workers, device):
+            if record["job"] in done_jobs(path, protocol_name):
+                print(f"collect: {record['job']} was written meanwhile by another collector; dropped", file=log)
+                continue
             writer.append(record)
             count += 1
             elapsed = time.time() - started
