@@ -197,6 +197,35 @@ def test_vector_environment_matches_single_environments(bundle, monkeypatch):
             assert reward == pytest.approx(vector_rewards[round_][copy])  # each copy keeps its own archive
 
 
+def test_vector_reward_mode_gives_minus_the_normalised_objectives(bundle, monkeypatch):
+    import gymnasium as gym
+
+    monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
+    archs = nas_envs.make_benchmark("cityseg-mop5").space.sample(2, seed=4)
+    env = gym.make("CitySeg-MOP5-v0", noise=False, reward="vector")
+    assert env.unwrapped.reward_dim == 5 and env.unwrapped.reward_space.shape == (5,)
+    env.reset(seed=0)
+    for step, action in enumerate(archs[0]):
+        _, reward, terminated, _, info = env.step(int(action))
+        assert reward.shape == (5,) and reward.dtype == np.float32
+        if not terminated:
+            assert not reward.any()
+    normalised = np.array(list(info["normalised_objectives"].values()))
+    np.testing.assert_allclose(reward, -normalised, rtol=1e-6)
+    assert reward in env.unwrapped.reward_space and (normalised > 0).any()
+    assert info["hypervolume"] > 0  # the archive is kept as in the default mode
+
+    venv = gym.make_vec("CitySeg-MOP5-v0", num_envs=2, vectorization_mode="vector_entry_point", noise=False,
+                        reward="vector")
+    venv.reset(seed=0)
+    for step in range(24):
+        _, rewards, terminated, _, info = venv.step(archs[:, step])
+    assert rewards.shape == (2, 5) and terminated.all()
+    np.testing.assert_allclose(rewards[0], reward, rtol=1e-6)  # noise-free: the same architecture, the same vector
+    with pytest.raises(ValueError, match=r"reward must be one of \('hv', 'vector'\), got 'pareto'"):
+        gym.make("CitySeg-MOP5-v0", reward="pareto")
+
+
 def test_moea_command_runs_in_parallel_and_resumes(bundle, monkeypatch, tmp_path):
     from agents.cli import main
     from agents.moea import run_moea

@@ -3,10 +3,25 @@
 from __future__ import annotations
 
 import numpy as np
+from gymnasium import spaces
 
 from nas_envs.envs.rendering import figure_to_array, new_figure
 from nas_envs.envs.sequential import SequentialNASEnv
 from nas_envs.envs.vector import SequentialNASVectorEnv
+
+
+REWARD_MODES = ("hv", "vector")
+
+
+def _vector_reward(reward: str) -> bool:
+    if reward not in REWARD_MODES:
+        raise ValueError(f"reward must be one of {REWARD_MODES}, got {reward!r}")
+    return reward == "vector"
+
+
+def _reward_space(objectives: int) -> tuple[spaces.Box, int]:
+    """MO-Gymnasium's ``reward_space`` and ``reward_dim``: minus the normalised objectives, each in [-1, 0]."""
+    return spaces.Box(-1.0, 0.0, shape=(objectives,), dtype=np.float32), objectives
 
 
 class Archive:
@@ -58,6 +73,12 @@ class CitySegMOPEnv(SequentialNASEnv):
     budget started; utopian and nadir points of the suite, reference point all ones): 0 for a dominated
     architecture.
 
+    With ``reward="vector"`` (MO-Gymnasium's convention, for multi-objective RL), every reward is a float32 vector
+    with one entry per objective, in the problem's order: zeros before the last step, and minus the normalised
+    objectives on it (so that larger is better in every entry). ``env.unwrapped.reward_space`` is
+    ``Box(-1, 0, (M,))`` and ``env.unwrapped.reward_dim`` is ``M``. The archive and ``info`` are the same in both
+    modes.
+
     ## Starting State
 
     No gene chosen. ``reset(seed=...)`` or ``reset(options={"reset_budget": True})`` start a fresh budget: the
@@ -73,8 +94,10 @@ class CitySegMOPEnv(SequentialNASEnv):
     ## Arguments
 
     ```python
-    env = gym.make("CitySeg-MOP3-v0", budget_seconds=None, noise=True, render_mode=None)
+    env = gym.make("CitySeg-MOP3-v0", budget_seconds=None, noise=True, reward="hv", render_mode=None)
     ```
+
+    ``reward``: ``"hv"`` (a float: the hypervolume gained) or ``"vector"`` (one entry per objective, see Rewards).
 
     ``render_mode``: ``"ansi"`` or ``"rgb_array"`` (the archive: normalised error against the problem's second
     objective, the last architecture highlighted).
@@ -89,11 +112,15 @@ class CitySegMOPEnv(SequentialNASEnv):
         problem: int = 1,
         budget_seconds: float | None = None,
         noise: bool = True,
+        reward: str = "hv",
         render_mode: str | None = None,
     ) -> None:
         self.benchmark_name = f"cityseg-mop{problem}"
         super().__init__(budget_seconds=budget_seconds, noise=noise, render_mode=render_mode)
         self.objective_names = self.benchmark.objectives
+        self.vector_reward = _vector_reward(reward)
+        if self.vector_reward:
+            self.reward_space, self.reward_dim = _reward_space(len(self.objective_names))
         self._start_budget()
 
     def _start_budget(self) -> None:
@@ -104,12 +131,17 @@ class CitySegMOPEnv(SequentialNASEnv):
     def hypervolume(self) -> float:
         return self.archive.hypervolume
 
-    def _score(self, genes: np.ndarray) -> tuple[float, dict[str, float], float]:
+    def _zero_reward(self) -> "float | np.ndarray":
+        return np.zeros(len(self.objective_names), dtype=np.float32) if self.vector_reward else 0.0
+
+    def _score(self, genes: np.ndarray) -> "tuple[float | np.ndarray, dict[str, float], float]":
         values = self.benchmark.evaluate_all(genes[None, :], self.noise, self.np_random)
         raw = np.array([values[name][0] for name in self.objective_names])
         self._last_point = self.benchmark.normalise(raw[None, :])[0]
         objectives = {name: float(v) for name, v in zip(self.objective_names, raw)}
-        return self.archive.add(self._last_point), objectives, self.benchmark.seconds_per_evaluation
+        gain = self.archive.add(self._last_point)
+        reward = -self._last_point.astype(np.float32) if self.vector_reward else gain
+        return reward, objectives, self.benchmark.seconds_per_evaluation
 
     def step(self, action):
         obs, reward, terminated, truncated, info = super().step(action)
@@ -139,10 +171,14 @@ class CitySegMOPVectorEnv(SequentialNASVectorEnv):
     step are evaluated in one batched call."""
 
     def __init__(self, num_envs: int = 1, problem: int = 1, budget_seconds: float | None = None,
-                 noise: bool = True, render_mode: str | None = None) -> None:
+                 noise: bool = True, reward: str = "hv", render_mode: str | None = None) -> None:
         self.benchmark_name = f"cityseg-mop{problem}"
         super().__init__(num_envs=num_envs, budget_seconds=budget_seconds, noise=noise, render_mode=render_mode)
         self.objective_names = self.benchmark.objectives
+        self.vector_reward = _vector_reward(reward)
+        if self.vector_reward:
+            self.single_reward_space, self.reward_dim = _reward_space(len(self.objective_names))
+            self.reward_shape = (self.reward_dim,)
         self._start_budgets()
 
     def _start_budgets(self) -> None:
@@ -152,5 +188,6 @@ class CitySegMOPVectorEnv(SequentialNASVectorEnv):
         values = self.benchmark.evaluate_all(self._genes[rows], self.noise, self.np_random)
         objectives = {name: values[name] for name in self.objective_names}
         points = self.benchmark.normalise(np.column_stack(list(objectives.values())))
-        rewards = np.array([self.archives[row].add(point) for row, point in zip(rows, points)])
+        gains = np.array([self.archives[row].add(point) for row, point in zip(rows, points)])
+        rewards = -points if self.vector_reward else gains
         return rewards, objectives, np.full(len(rows), self.benchmark.seconds_per_evaluation)

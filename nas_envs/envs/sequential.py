@@ -112,7 +112,7 @@ class SequentialNASEnv(gym.Env):
             self._step_index = self.space.num_decisions
             info = self._info()
             info["illegal_action"] = True
-            return self._obs.copy(), 0.0, True, False, info
+            return self._obs.copy(), self._zero_reward(), True, False, info
         d, a = self._step_index, self.space.num_actions
         self._genes[d] = action
         self._obs[d * a + action] = 1.0
@@ -121,7 +121,7 @@ class SequentialNASEnv(gym.Env):
         self._obs[self._step_offset + d + 1] = 1.0
         if self._step_index < self.space.num_decisions:
             self._mask = self.space.action_mask(self._genes[: self._step_index])
-            return self._obs.copy(), 0.0, False, False, self._info()
+            return self._obs.copy(), self._zero_reward(), False, False, self._info()
 
         reward, self.last_objectives, seconds = self._score(self._genes)
         self.sim_time += seconds
@@ -133,7 +133,7 @@ class SequentialNASEnv(gym.Env):
         info["architecture"] = self.space.to_string(self._genes)
         info["objectives"] = dict(self.last_objectives)
         info["budget_exhausted"] = self.budget_exhausted
-        return self._obs.copy(), float(reward), True, False, info
+        return self._obs.copy(), reward, True, False, info
 
     def action_masks(self) -> np.ndarray:
         """Legal actions now (int8), as read by sb3-contrib's MaskablePPO; equals ``info["action_mask"]``."""
@@ -147,6 +147,10 @@ class SequentialNASEnv(gym.Env):
         return None
 
     # --- hooks of the multi-objective environments --------------------------------------------------------------
+    def _zero_reward(self) -> float:
+        """The reward of a step that completes no architecture."""
+        return 0.0
+
     def _score(self, genes: np.ndarray) -> tuple[float, dict[str, float], float]:
         """(reward, objectives, simulated seconds) of a completed architecture: validation accuracy and the
         predicted training time."""

@@ -26,6 +26,8 @@ class SequentialNASVectorEnv(VectorEnv):
 
     metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
     benchmark_name: str = ""
+    #: the shape of one copy's reward: a scalar, or a vector per objective in the multi-objective reward mode
+    reward_shape: tuple[int, ...] = ()
 
     def __init__(
         self,
@@ -92,7 +94,7 @@ class SequentialNASVectorEnv(VectorEnv):
     def step(self, actions):
         actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
         d, a = self.space.num_decisions, self.space.num_actions
-        rewards = np.zeros(self.num_envs, dtype=np.float64)
+        rewards = np.zeros((self.num_envs, *self.reward_shape), dtype=np.float64)
         terminated = np.zeros(self.num_envs, dtype=bool)
         truncated = np.zeros(self.num_envs, dtype=bool)
         illegal = np.zeros(self.num_envs, dtype=bool)
