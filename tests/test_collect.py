@@ -84,6 +84,23 @@ def test_a_job_another_collector_finished_is_neither_trained_nor_written_again(t
     assert len(dropped) == 1 and "random/train/2/r0" not in dropped[0]  # job 2 never started here
 
 
+def test_writer_follows_a_file_that_git_replaced(tmp_path):
+    from nas_envs.groundtruth.collect import AppendOnlyWriter
+
+    out = tmp_path / "data.jsonl"
+    writer = AppendOnlyWriter(out)
+    writer.append({"job": "a"})
+    replacement = tmp_path / "checked-out.jsonl"  # as git checkout or git stash write a file: a new one, renamed
+    replacement.write_text('{"job": "a"}\n')
+    os.replace(replacement, out)
+    writer.append({"job": "b"})
+    assert out.read_text() == '{"job": "a"}\n{"job": "b"}\n'
+    out.unlink()
+    writer.append({"job": "c"})
+    writer.close()
+    assert out.read_text() == '{"job": "c"}\n'  # never into a deleted file
+
+
 def test_partial_last_line_is_repaired_and_never_read(tmp_path):
     out = tmp_path / "smoke.jsonl"
     assert collect(out, SMOKE, plan("darts", "random", "train", 1, 1), workers=1) == 1

@@ -141,13 +141,32 @@ def done_jobs(path: Path, protocol: str) -> set[str]:
 
 
 class AppendOnlyWriter:
-    """Appends one JSON object per line, each with one write and an fsync."""
+    """Appends one JSON object per line, each with one write and an fsync.
+
+    Before each line it checks that its open file is still the one at ``path``: tools that rewrite a file (``git
+    checkout``, ``git stash``) put a new file there, and lines appended to the old, deleted one would be lost."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._path = path
+        self._fd = self._open()
+
+    def _open(self) -> int:
+        return os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def _reopen_if_replaced(self) -> None:
+        opened = os.fstat(self._fd)
+        try:
+            current = os.stat(self._path)
+            replaced = (current.st_dev, current.st_ino) != (opened.st_dev, opened.st_ino)
+        except FileNotFoundError:
+            replaced = True
+        if replaced:
+            os.close(self._fd)
+            self._fd = self._open()
 
     def append(self, record: dict) -> None:
+        self._reopen_if_replaced()
         data = (json.dumps(record, sort_keys=True) + "\n").encode()
         written = os.write(self._fd, data)
         if written != len(data):  # a short write on a full disk: leave a partial line for repair_tail
