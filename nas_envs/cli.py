@@ -81,6 +81,7 @@ def _data_card(args: argparse.Namespace) -> int:
     from nas_envs.groundtruth.analysis import (
         darts_group_medians,
         device_agreement,
+        incumbent_check,
         load,
         noise_subset_agreement,
         plot_darts_analyses,
@@ -100,6 +101,10 @@ def _data_card(args: argparse.Namespace) -> int:
     if args.device_check:
         report["device_check"] = {"file": args.device_check,
                                   **device_agreement(records, load(Path(args.device_check), protocol), **metric)}
+    if args.incumbents:
+        with open(args.incumbents) as handle:
+            report["incumbent_check"] = {"file": args.incumbents,
+                                         **incumbent_check(records, [json.loads(line) for line in handle])}
     if args.space == "darts":
         report["median_val_error_by_group"] = darts_group_medians(records)
     print(json.dumps(report, indent=2))
@@ -219,6 +224,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]
                       help="also report how the noise-subset seed means agree with this protocol's")
     card.add_argument("--device-check", default=None, help="a file of the same jobs measured again on another "
                       "device (scripts/collect_gpu.sh): report the paired differences")
+    card.add_argument("--incumbents", default=None, help="a list of 'nas-envs incumbents': compare what the "
+                      "searches claimed with the trainings of those architectures")
     card.set_defaults(handler=_data_card)
 
     supernet = commands.add_parser("train-supernet", help="train the CitySeg weight-sharing supernet (resumable)")

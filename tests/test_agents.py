@@ -98,6 +98,45 @@ def test_runner_cli_and_plot(tmp_path, capsys):
     assert table["rs"]["seeds"] == 3 and table["rs"]["val_error_se"] > 0
 
 
+def test_incumbents_list_each_runs_final_incumbent_for_training(tmp_path, capsys):
+    import nas_envs
+    from nas_envs.groundtruth.analysis import incumbent_check
+    from nas_envs.groundtruth.collect import job_architecture, plan, trajectory_architectures
+
+    out = tmp_path / "runs"
+    for agent in ("rs", "re"):
+        assert main(["run", "--env", ENV_ID, "--agent", agent, "--budget", "1h", "--seeds", "2", "--out", str(out)]) == 0
+    listed = tmp_path / "incumbents" / "darts_1h.jsonl"
+    assert main(["incumbents", str(out), "--out", str(listed)]) == 0
+    assert "wrote 4 final incumbents" in capsys.readouterr().out
+    rows = [json.loads(line) for line in listed.read_text().splitlines()]
+    assert [(r["seed"], r["agent"]) for r in rows] == [(0, "re"), (0, "rs"), (1, "re"), (1, "rs")]  # seed by seed
+    runs = load_runs(out)
+    for row in rows:
+        trajectory = runs[row["agent"]][row["seed"]]
+        assert row["observed_val_accuracy"] == trajectory[-1]["incumbent_val_accuracy"]
+        assert trajectory[row["found_at_evaluation"]]["architecture"] == row["architecture"]
+    means = nas_envs.make_benchmark("darts").evaluate([r["architecture"] for r in rows], noise=False)["val_accuracy"]
+    np.testing.assert_allclose([r["surrogate_mean_val_accuracy"] for r in rows], means)
+    # the best of noisy draws is optimistic: on average above the surrogate's mean for the same architectures
+    assert np.mean([r["observed_val_accuracy"] - r["surrogate_mean_val_accuracy"] for r in rows]) > 0
+
+    # the collector trains all of them (an incumbents list has no initial population to skip)
+    distinct = list(dict.fromkeys(r["architecture"] for r in rows))
+    assert trajectory_architectures(str(listed)) == distinct
+    jobs = plan("darts", "random", "train", len(distinct), 1, trajectory=str(listed))
+    assert jobs[0].key == "incumbents:darts_1h/train/0/r0"
+    space = DartsSpace()
+    assert [space.to_string(job_architecture(space, job)) for job in jobs] == distinct
+
+    # compared with trainings of those architectures (here: made-up measurements 1 % below the surrogate mean)
+    trained = [r for r in rows if r["architecture"] != rows[-1]["architecture"]]  # one not trained yet
+    records = [{"arch": r["architecture"], "val_accuracy": r["surrogate_mean_val_accuracy"] - 0.01} for r in trained]
+    check = incumbent_check(records, rows)
+    assert check["incumbents"] == len(trained) and check["surrogate_mean_minus_measured"] == pytest.approx(0.01)
+    assert check["by_agent"]["re"]["incumbents"] == sum(r["agent"] == "re" for r in trained)
+
+
 def test_incumbent_on_grid_is_a_step_function():
     rows = [{"sim_time": 10.0, "v": 0.5}, {"sim_time": 20.0, "v": 0.7}]
     np.testing.assert_array_equal(incumbent_on_grid(rows, np.array([5.0, 10.0, 15.0, 25.0]), "v")[1:], [0.5, 0.5, 0.7])

@@ -126,6 +126,35 @@ def device_agreement(reference: list[dict], check: list[dict], metric: str = "va
     }
 
 
+def incumbent_check(records: list[dict], incumbents: list[dict], metric: str = "val_accuracy") -> dict:
+    """Searches' final incumbents (rows of ``nas-envs incumbents``) against their trainings in ``records``: per
+    agent and over all, the mean of what the agents observed (noisy: what their anytime plots report), of the
+    surrogate's noise-free mean, and of the measured ``metric`` (seed mean per architecture). Incumbents not trained
+    yet are left out."""
+    measured: dict[str, list[float]] = collections.defaultdict(list)
+    for r in records:
+        measured[r["arch"]].append(r[metric])
+    trained = [row for row in incumbents if row["architecture"] in measured]
+
+    def compare(rows: list[dict]) -> dict[str, float]:
+        truth = np.array([np.mean(measured[row["architecture"]]) for row in rows])
+        mean = np.array([row["surrogate_mean_val_accuracy"] for row in rows])
+        return {
+            "incumbents": len(rows),
+            "observed": float(np.mean([row["observed_val_accuracy"] for row in rows])),
+            "surrogate_mean": float(mean.mean()),
+            "measured": float(truth.mean()),
+            "measured_standard_error": float(truth.std(ddof=1) / np.sqrt(len(truth))) if len(truth) > 1 else 0.0,
+            "surrogate_mean_minus_measured": float((mean - truth).mean()),
+        }
+
+    if not trained:
+        return {"incumbents": 0}
+    per_agent = {agent: compare([row for row in trained if row["agent"] == agent])
+                 for agent in sorted({row["agent"] for row in trained})}
+    return {**compare(trained), "by_agent": per_agent}
+
+
 def _cpu_seconds(records: list[dict]) -> dict:
     """CPU seconds (not inflated by other work on the machine), for the records that hold them."""
     pairs = np.array([(r["train_cpu_seconds"], r["train_seconds"]) for r in records if "train_cpu_seconds" in r])

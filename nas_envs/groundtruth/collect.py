@@ -66,13 +66,15 @@ def job_architecture(space: SearchSpace, job: Job) -> np.ndarray:
 
 @lru_cache(maxsize=8)
 def trajectory_architectures(path: str, skip: int = 100) -> list[str]:
-    """Distinct architectures of a trajectory file written by ``nas-envs run``, in the order the optimiser
-    evaluated them, after its first ``skip`` evaluations (regularized evolution's random initial population)."""
+    """Distinct architectures of a committed file, in its order. An optimiser's trajectory: those it evaluated
+    after its first ``skip`` evaluations (regularized evolution's random initial population). A list of final
+    incumbents written by ``nas-envs incumbents`` (rows that name the ``agent`` whose search ended there): all."""
     seen: dict[str, None] = {}
     with open(path) as handle:
         for number, line in enumerate(handle):
-            if number >= skip:
-                seen.setdefault(json.loads(line)["architecture"], None)
+            row = json.loads(line)
+            if "agent" in row or number >= skip:
+                seen.setdefault(row["architecture"], None)
     return list(seen)
 
 
