@@ -57,12 +57,13 @@ def _evaluate_surrogate(args: argparse.Namespace) -> int:
     import json
 
     from nas_envs.benchmarks import make_benchmark
-    from nas_envs.benchmarks.fit import leave_one_source_out, quality_against_data_size
+    from nas_envs.benchmarks.fit import leave_one_source_out, quality_against_data_size, score_bundle
 
     bench = make_benchmark(args.space, surrogate="xgb" if args.model == "runtime" else args.model)
     entry = bench.manifest["models"][args.model]
     print(json.dumps({"bundled": {k: entry[k] for k in ("fit_records", "held_out_records", "held_out_metrics",
                                                          "noise_subset", "noise_calibration")}}, indent=2))
+    print(json.dumps({"bundle_on_current_data": score_bundle(args.space, args.model)}, indent=2))
     if args.leave_one_source_out:
         print(json.dumps({"leave_one_source_out": leave_one_source_out(args.space, args.model)}, indent=2))
     if args.learning_curve:

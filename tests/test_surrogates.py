@@ -203,3 +203,29 @@ def test_runtime_model_is_fitted_on_trainings_with_cpu_seconds_only(tmp_path):
     assert runtime.fit_records == int((~unmeasured[fit_rows]).sum())
     assert runtime.held_out_records == int((~unmeasured[eval_rows]).sum())
     assert np.isfinite(runtime.held_out["log_train_cpu_seconds"]["r2"])
+
+
+def test_a_bundle_is_judged_on_the_grown_noise_subset_without_refitting(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from nas_envs.benchmarks.fit import fit_surrogate, score_bundle
+
+    name = "darts-fmnist14-c8l8-e4-v1.jsonl"
+    lines = (Path(__file__).resolve().parents[1] / "assets" / "data" / name).read_text().splitlines(keepends=True)
+    train = [line for line in lines if '"subset": "train"' in line]
+    noise = [line for line in lines if '"subset": "noise"' in line]
+    data = tmp_path / "data" / name
+    data.parent.mkdir()
+    data.write_text("".join(train[:120] + noise[:30]))
+    monkeypatch.setenv("NAS_ENVS_ASSETS", str(tmp_path))
+    entry = fit_surrogate("darts", "xgb")
+    same = score_bundle("darts", "xgb")  # the data it was fitted with: its manifest's numbers
+    for part in ("noise_subset", "held_out_metrics"):
+        for target, metrics in entry[part].items():
+            assert same[part][target] == pytest.approx(metrics)
+    with open(data, "a") as handle:
+        handle.write("".join(noise[30:60]))
+    grown = score_bundle("darts", "xgb")
+    assert grown["bundle_data_lines"] == entry["data_lines"] == 150 and grown["data_lines"] == 180
+    assert grown["noise_architectures"] > same["noise_architectures"]
+    assert grown["noise_subset"]["val_accuracy"]["surrogate_n"] == grown["noise_architectures"]

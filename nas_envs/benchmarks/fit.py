@@ -22,7 +22,7 @@ from nas_envs.groundtruth.analysis import noise_groups, noise_summary
 from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.train import DEFAULT_PROTOCOL, PROTOCOLS
 from nas_envs.spaces import get_space
-from surrogates.manifest import MANIFEST, write_manifest
+from surrogates.manifest import MANIFEST, read_verified_manifest, write_manifest
 from surrogates.metrics import all_metrics, mae
 from surrogates.noise import calibration_scale, ensemble_mean_std
 
@@ -124,16 +124,27 @@ def fit_and_score(
     """Fit ``kind``'s ensembles on ``fit_rows`` into ``folder``; score them on ``eval_rows`` and the noise subset.
     Rows and noise-subset architectures without all of the kind's targets (see :func:`targets_of`) are left out."""
     model_kind = MODEL_KINDS[kind]
-    inputs = model_kind.inputs(space, data.genes)
-    noise_inputs = model_kind.inputs(space, data.noise_genes) if len(data.noise_genes) >= 2 else None
+    targets = np.stack([data.targets[t] for t in model_kind.targets], axis=1)
+    measured = np.isfinite(targets).all(axis=1)
+    fit_rows = fit_rows[measured[fit_rows]]
+    paths = model_kind.fit_and_save(_rows(model_kind.inputs(space, data.genes), fit_rows), targets[fit_rows],
+                                    folder / kind, seed)
+    return score(kind, model_kind.load(paths), space, data, fit_rows, eval_rows, paths)
+
+
+def score(kind: str, model, space, data: Dataset, fit_rows: np.ndarray, eval_rows: np.ndarray,
+          files: list[Path] | None = None) -> FitReport:
+    """``kind``'s fitted ``model`` on ``eval_rows`` and on the noise subset, with the noise calibration: the
+    spread scale that makes the ensemble's mean std on the noise subset equal the measured seed std, and the cap
+    (the largest measured seed std). The constant predictor of the comparison is the mean of ``fit_rows``."""
+    model_kind = MODEL_KINDS[kind]
     targets = np.stack([data.targets[t] for t in model_kind.targets], axis=1)
     measured = np.isfinite(targets).all(axis=1)
     fit_rows, eval_rows = fit_rows[measured[fit_rows]], eval_rows[measured[eval_rows]]
-    paths = model_kind.fit_and_save(_rows(inputs, fit_rows), targets[fit_rows], folder / kind, seed)
-    model = model_kind.load(paths)
-    held_out = model.predict(_rows(inputs, eval_rows)) if len(eval_rows) >= 2 else None
-    noise_predictions = model.predict(noise_inputs) if noise_inputs is not None else None
-    report = FitReport(paths, {}, {}, {}, {}, {}, len(fit_rows), len(eval_rows))
+    held_out = model.predict(_rows(model_kind.inputs(space, data.genes), eval_rows)) if len(eval_rows) >= 2 else None
+    noise_predictions = (model.predict(model_kind.inputs(space, data.noise_genes))
+                         if len(data.noise_genes) >= 2 else None)
+    report = FitReport(files or [], {}, {}, {}, {}, {}, len(fit_rows), len(eval_rows))
     for column, target in enumerate(model_kind.targets):
         y = targets[:, column]
         if held_out is not None:
@@ -158,6 +169,21 @@ def fit_and_score(
             }
             report.noise_subset[target] = surrogate_against_table(values, mean, constant=float(y[fit_rows].mean()))
     return report
+
+
+def score_bundle(space_name: str, kind: str, protocol_name: str | None = None, seed: int = 0) -> dict:
+    """The bundled ``kind`` model judged on the collection as it is now, without refitting: the noise subset keeps
+    growing after a fit, and a model never fitted on it can be judged on all of it. Held-out metrics use the fixed
+    split: a record on its held-out side was never fitted on, whether it existed at fit time or not."""
+    space, _, _, data = _resolve(space_name, kind, protocol_name)
+    bundle = assets_dir() / "models" / space_name
+    entry = read_verified_manifest(bundle, f"refit it with 'nas-envs fit {space_name} --model {kind}'")["models"][kind]
+    model = MODEL_KINDS[kind].load([bundle / f for f in entry["files"]])
+    fit_rows, held_rows = held_out_split(data.sources, data.keys, seed)
+    report = score(kind, model, space, data, fit_rows, held_rows)
+    return {"data_lines": data.data_lines, "bundle_data_lines": entry["data_lines"],
+            "noise_architectures": len(data.noise_genes), "held_out_metrics": report.held_out,
+            "noise_subset": report.noise_subset}
 
 
 def _resolve(space_name: str, kind: str, protocol_name: str | None) -> tuple[object, str, Path, Dataset]:
