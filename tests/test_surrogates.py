@@ -229,3 +229,18 @@ def test_a_bundle_is_judged_on_the_grown_noise_subset_without_refitting(tmp_path
     assert grown["bundle_data_lines"] == entry["data_lines"] == 150 and grown["data_lines"] == 180
     assert grown["noise_architectures"] > same["noise_architectures"]
     assert grown["noise_subset"]["val_accuracy"]["surrogate_n"] == grown["noise_architectures"]
+    ceiling = grown["r2_ceiling"]["val_accuracy"]
+    # seed means average the noise away: they allow a higher R2 than single trainings
+    assert 0 < ceiling["held_out_single_seed"] < ceiling["noise_subset_seed_means"] < 1
+
+
+def test_r2_ceiling_on_known_noise():
+    from nas_envs.benchmarks.fit import Dataset, r2_ceilings
+
+    seeds = [np.array([0.80, 0.82]), np.array([0.90, 0.92])]  # seed variance 0.0002 each; seed means 0.81, 0.91
+    data = Dataset(genes=np.zeros((3, 1)), targets={"val_accuracy": np.array([0.80, 0.85, 0.90])},
+                   sources=np.array(["random"] * 3), keys=np.array(["a", "b", "c"]), noise_genes=np.zeros((2, 1)),
+                   noise_targets={"val_accuracy": seeds}, noise={}, data_sha256="", data_lines=5)
+    ceiling = r2_ceilings(data, "val_accuracy")
+    assert ceiling["held_out_single_seed"] == pytest.approx(1 - 0.0002 / 0.0025)  # variance of 0.80, 0.85, 0.90
+    assert ceiling["noise_subset_seed_means"] == pytest.approx(1 - 0.0001 / 0.005)  # 0.0002 / 2 over var(0.81, 0.91)

@@ -171,6 +171,22 @@ def score(kind: str, model, space, data: Dataset, fit_rows: np.ndarray, eval_row
     return report
 
 
+def r2_ceilings(data: Dataset, target: str) -> dict[str, float]:
+    """The R2 that a perfect model of the architecture's expected value would get, given the measured seed noise
+    (mean seed variance of the noise subset): against single-seed targets (over all training records), and against
+    the noise subset's seed means (each the mean of its seeds)."""
+    values = [v for v in data.noise_targets[target] if np.isfinite(v).all()]
+    single = data.targets[target][np.isfinite(data.targets[target])]
+    if len(values) < 2 or len(single) < 2:
+        return {}
+    seed_variance = float(np.mean([v.var(ddof=1) for v in values]))
+    return {
+        "held_out_single_seed": 1 - seed_variance / float(single.var(ddof=1)),
+        "noise_subset_seed_means": 1 - float(np.mean([v.var(ddof=1) / len(v) for v in values]))
+        / float(np.var([v.mean() for v in values], ddof=1)),
+    }
+
+
 def score_bundle(space_name: str, kind: str, protocol_name: str | None = None, seed: int = 0) -> dict:
     """The bundled ``kind`` model judged on the collection as it is now, without refitting: the noise subset keeps
     growing after a fit, and a model never fitted on it can be judged on all of it. Held-out metrics use the fixed
@@ -183,7 +199,8 @@ def score_bundle(space_name: str, kind: str, protocol_name: str | None = None, s
     report = score(kind, model, space, data, fit_rows, held_rows)
     return {"data_lines": data.data_lines, "bundle_data_lines": entry["data_lines"],
             "noise_architectures": len(data.noise_genes), "held_out_metrics": report.held_out,
-            "noise_subset": report.noise_subset}
+            "noise_subset": report.noise_subset,
+            "r2_ceiling": {target: r2_ceilings(data, target) for target in MODEL_KINDS[kind].targets}}
 
 
 def _resolve(space_name: str, kind: str, protocol_name: str | None) -> tuple[object, str, Path, Dataset]:
