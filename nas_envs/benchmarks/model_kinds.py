@@ -1,9 +1,9 @@
 """The kinds of surrogate a benchmark bundles, and how each turns architectures into its inputs.
 
-``xgb`` and ``gin`` predict validation and test accuracy; ``runtime`` (a bootstrap ridge ensemble on the space's cost
-features) predicts the log of a training's CPU seconds and serves both. Each kind knows its targets, its input encoding, how to fit and save an ensemble for all its
-targets at once, and how to load it back as a predictor of ``(N, members, targets)``; fitting
-(:mod:`nas_envs.benchmarks.fit`) and evaluation share these definitions.
+``xgb`` and ``gin`` predict validation and test accuracy; ``runtime`` (a bootstrap ridge ensemble on the space's
+cost features) predicts the log of a training's CPU seconds and serves both. Each kind knows its targets, its input
+encoding, how to fit and save an ensemble for all its targets at once, and how to load it back as a predictor of
+``(N, members, targets)``; fitting (:mod:`nas_envs.benchmarks.fit`) and evaluation share these definitions.
 """
 
 from __future__ import annotations
