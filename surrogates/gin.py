@@ -214,8 +214,8 @@ class GINEnsemble:
             raise ValueError("the GIN ensemble predicts values in [0, 1] (accuracies as fractions)")
         return cls(config, [fit_member(graphs, y, config, seed=seed * 1000 + k) for k in range(members)])
 
-    #: float32 values of one edge-message tensor (members x edges x hidden) per forward pass: larger batches fall
-    #: out of the L2 cache (100 DARTS architectures, 10 members: 26 ms in one pass, 17 ms in blocks of 25)
+    #: float32 values of one edge-message tensor (members x edges x hidden) per forward pass: the activations of
+    #: larger batches fall out of the L2 cache and cost more per architecture
     activation_budget = 160_000
 
     def predict(self, graphs: GraphBatch) -> np.ndarray:
