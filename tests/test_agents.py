@@ -135,6 +135,10 @@ def test_incumbents_list_each_runs_final_incumbent_for_training(tmp_path, capsys
     check = incumbent_check(records, rows)
     assert check["incumbents"] == len(trained) and check["surrogate_mean_minus_measured"] == pytest.approx(0.01)
     assert check["by_agent"]["re"]["incumbents"] == sum(r["agent"] == "re" for r in trained)
+    assert "random_mean" not in check  # no random training records given
+    random = [{"arch": "x", "val_accuracy": v, "source": "random", "subset": "train"} for v in (0.80, 0.84)]
+    check = incumbent_check(records + random, rows)
+    assert check["random_mean"] == pytest.approx(0.82) and check["random_best"] == 0.84
 
 
 def test_incumbent_on_grid_is_a_step_function():

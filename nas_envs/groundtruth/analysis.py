@@ -129,8 +129,8 @@ def device_agreement(reference: list[dict], check: list[dict], metric: str = "va
 def incumbent_check(records: list[dict], incumbents: list[dict], metric: str = "val_accuracy") -> dict:
     """Searches' final incumbents (rows of ``nas-envs incumbents``) against their trainings in ``records``: per
     agent and over all, the mean of what the agents observed (noisy: what their anytime plots report), of the
-    surrogate's noise-free mean, and of the measured ``metric`` (seed mean per architecture). Incumbents not trained
-    yet are left out."""
+    surrogate's noise-free mean, and of the measured ``metric`` (seed mean per architecture); for reference, the mean
+    and best of the uniformly random training architectures. Incumbents not trained yet are left out."""
     measured: dict[str, list[float]] = collections.defaultdict(list)
     for r in records:
         measured[r["arch"]].append(r[metric])
@@ -152,7 +152,11 @@ def incumbent_check(records: list[dict], incumbents: list[dict], metric: str = "
         return {"incumbents": 0}
     per_agent = {agent: compare([row for row in trained if row["agent"] == agent])
                  for agent in sorted({row["agent"] for row in trained})}
-    return {**compare(trained), "by_agent": per_agent}
+    out = {**compare(trained), "by_agent": per_agent}
+    random = np.array([r[metric] for r in records if (r.get("source"), r.get("subset")) == ("random", "train")])
+    if len(random):
+        out.update(random_trainings=len(random), random_mean=float(random.mean()), random_best=float(random.max()))
+    return out
 
 
 def _cpu_seconds(records: list[dict]) -> dict:
