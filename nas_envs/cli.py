@@ -186,8 +186,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]
     collect.add_argument("--source", default="random", choices=["random", "param-free"])
     collect.add_argument("--subset", default="train", choices=["train", "noise"],
                          help="'noise': the held-out repeated subset (3 seeds by default)")
-    collect.add_argument("--trajectory", default="", help="train the architectures of this trajectory file "
-                         "(written by 'nas-envs run'; commit it under assets/data/trajectories/)")
+    collect.add_argument("--trajectory", default="", help="train the architectures of this file: a trajectory of "
+                         "'nas-envs run' (those after its first 100 evaluations) or a list of 'nas-envs incumbents' "
+                         "(all); commit it under assets/data/trajectories/<source>/")
     collect.add_argument("--seeds", type=int, default=None, help="seeds per architecture")
     collect.add_argument("--workers", type=int, default=1)
     collect.add_argument("--backend", default="local", choices=["local", "ray"])
