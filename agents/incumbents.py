@@ -29,13 +29,14 @@ def final_incumbents(folder: Path) -> list[dict]:
             runs.append((int(path.stem.split("_")[1]), path.parent.name, rows))
     if not runs:
         raise FileNotFoundError(f"no trajectories (<agent>/seed_<k>.jsonl) found below {folder}")
+    env_ids = {agent: json.loads((Path(folder) / agent / "run.json").read_text())["env_id"]
+               for agent in {agent for _, agent, _ in runs}}
     out = []
     for seed, agent, rows in sorted(runs, key=lambda run: (run[0], run[1])):
         best = max(rows, key=lambda row: row["val_accuracy"])  # the first of equals, as the recorder keeps it
-        env_id = json.loads((Path(folder) / agent / "run.json").read_text())["env_id"]
-        out.append({"agent": agent, "seed": seed, "env_id": env_id, "architecture": best["architecture"],
+        out.append({"agent": agent, "seed": seed, "env_id": env_ids[agent], "architecture": best["architecture"],
                     "found_at_evaluation": best["evaluation"], "observed_val_accuracy": best["val_accuracy"]})
-    for env_id in {row["env_id"] for row in out}:
+    for env_id in set(env_ids.values()):
         benchmark = gym.make(env_id).unwrapped.benchmark
         listed = [row for row in out if row["env_id"] == env_id]
         means = benchmark.evaluate([row["architecture"] for row in listed], noise=False)["val_accuracy"]

@@ -101,16 +101,18 @@ class SurrogateBenchmark:
         _ = self._models, self._costs, self.noise_scale, self.noise_cap
         return self
 
-    def exact_costs(self, genes: np.ndarray) -> dict[str, np.ndarray]:
-        counts = self.space.cost_features(genes)
+    def exact_costs(self, genes: np.ndarray, cost_features: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Params and FLOPs (exactly linear in the space's cost features; pass them if already computed)."""
+        counts = self.space.cost_features(genes) if cost_features is None else cost_features
         return {
             name: np.rint(self._costs[name]["intercept"] + counts @ np.asarray(self._costs[name]["weights"]))
             for name in ("params", "flops")
         }
 
-    def predict_members(self, genes: np.ndarray) -> dict[str, np.ndarray]:
-        """Raw member predictions ``(N, members)`` per surrogate target, for canonical genes."""
-        inputs: dict[str, object] = {}  # encodings shared by kinds that read the same input
+    def predict_members(self, genes: np.ndarray, inputs: dict[str, object] | None = None) -> dict[str, np.ndarray]:
+        """Raw member predictions ``(N, members)`` per surrogate target, for canonical genes. ``inputs``: encodings
+        of ``genes`` already computed, by input name (each encoding is computed once, whichever kinds read it)."""
+        inputs = {} if inputs is None else inputs
         out = {}
         for kind, model in self._models.items():
             model_kind = MODEL_KINDS[kind]
@@ -137,7 +139,8 @@ class SurrogateBenchmark:
 
     def evaluate_genes(self, genes: np.ndarray, noise: bool, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """:meth:`evaluate` for already validated canonical genes and a generator (the environments' hot path)."""
-        members = self.predict_members(genes)
+        inputs = {"cost_features": self.space.cost_features(genes)}  # read by the costs and the runtime model
+        members = self.predict_members(genes, inputs)
         out: dict[str, np.ndarray] = {}
         val_mean, val_std = ensemble_mean_std(members["val_accuracy"])
         test_mean, test_std = ensemble_mean_std(members["test_accuracy"])
@@ -155,5 +158,5 @@ class SurrogateBenchmark:
             out["train_time_s"] = np.exp(log_time_mean)
         out["val_accuracy"] = np.clip(out["val_accuracy"], 0.0, 1.0)
         out["test_accuracy"] = np.clip(out["test_accuracy"], 0.0, 1.0)
-        out.update(self.exact_costs(genes))
+        out.update(self.exact_costs(genes, inputs["cost_features"]))
         return out

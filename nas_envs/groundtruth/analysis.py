@@ -30,9 +30,9 @@ def noise_summary(records: list[dict], metric: str = "val_accuracy") -> dict[str
     """Across-architecture std of the seed means of ``metric`` over the mean within-architecture seed std.
 
     For validation accuracy, also the ratio after each epoch (from the learning curves). Where the records also
-    hold test accuracy: the correlation of each training's deviation from its
-    architecture's seed mean on validation and on test accuracy. Near 1, a seed changes how good the network is,
-    not which images happen to be right, and a larger evaluation set would not lower the seed noise."""
+    hold test accuracy: the correlation of each training's deviation from its architecture's seed mean on
+    validation and on test accuracy. Near 1, a seed changes how good the network is, not which images happen to
+    be right, and a larger evaluation set would not lower the seed noise."""
     groups = list(noise_groups(records).values())
     repeated = [np.array([r[metric] for r in group]) for group in groups]
     if len(repeated) < 2:

@@ -269,6 +269,7 @@ def collect(
     print(f"collect: {len(done)} done in {path}, {len(todo)} to run with {workers} {backend} worker(s)", file=log)
     if not todo:
         return 0
+
     def still_to_run() -> Iterator[Job]:
         for job in todo:
             if job.key not in done_jobs(path, protocol_name):
