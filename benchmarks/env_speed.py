@@ -91,7 +91,7 @@ def batched_timings_ms(name: str, surrogate: str, batch: int = 100) -> tuple[flo
     kind = MODEL_KINDS[surrogate]
     accuracy = kind.load([bench.bundle_dir / f for f in bench.manifest["models"][surrogate]["files"]])
     rng = np.random.default_rng(0)
-    return (median_ms(lambda: accuracy.predict(kind.inputs(bench.space, genes))),
+    return (median_ms(lambda: accuracy.predict(kind.inputs(bench.space, genes, bench.cost_table))),
             median_ms(lambda: bench.evaluate_genes(genes, True, rng)))
 
 

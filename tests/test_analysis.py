@@ -20,6 +20,16 @@ def test_noise_summary_ratio_on_known_values():
     assert "seed_deviation_correlation_with_test" not in out  # no test accuracy in these records
 
 
+def test_seeds_to_average_follow_from_the_variance_components():
+    # seed variance 0.0002; seed means 0.81, 0.84: their variance 0.00045 less sampling variance 0.0001
+    out = noise_summary([record("a", v) for v in (0.80, 0.82)] + [record("b", v) for v in (0.83, 0.85)])
+    assert out["architecture_std"] == pytest.approx(0.00035**0.5, rel=1e-6)
+    assert out["seeds_to_average"] == {"2": 3, "3": 6}  # ceil(4 * 0.0002 / 0.00035), ceil(9 * 0.0002 / 0.00035)
+    # seed means closer than their own sampling noise: no spread left, no number of seeds helps
+    flat = noise_summary([record("a", v) for v in (0.80, 0.84)] + [record("b", v) for v in (0.82, 0.86)])
+    assert flat["architecture_std"] == 0.0 and flat["seeds_to_average"] == {"2": None, "3": None}
+
+
 def test_seed_deviations_on_validation_and_test_are_correlated():
     def with_test(arch, val, test):
         return dict(record(arch, val), test_accuracy=test)

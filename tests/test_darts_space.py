@@ -150,6 +150,19 @@ def test_one_hot_marks_eight_edges_per_cell():
     np.testing.assert_array_equal(x.reshape(20, 2, -1).sum(axis=2), 8)
 
 
+def test_features_count_each_cells_eight_ops_by_position_and_edge():
+    archs = SPACE.sample(20, seed=1)
+    x = SPACE.features(archs)
+    assert x.shape == (20, 58) and x.dtype == np.float32
+    by_op_and_input, edges_used, depths = x[:, :28].reshape(20, 2, -1), x[:, 28:56].reshape(20, 2, -1), x[:, 56:]
+    np.testing.assert_array_equal(by_op_and_input.sum(axis=2), 8)
+    np.testing.assert_array_equal(edges_used.sum(axis=2), 8)
+    np.testing.assert_array_equal(depths, SPACE.cell_depths(archs))
+    # the normal cell of DARTS-V2: its first node reads both cell inputs, so edges 0 and 1 carry one op each
+    v2 = SPACE.features(SPACE.from_string(DARTS_V2)[None])[0]
+    assert v2[28] == 1 and v2[29] == 1
+
+
 def test_graph_encoding_has_typed_edges_for_both_cells():
     node_type, edge_index, edge_type = SPACE.graph(SPACE.from_string(DARTS_V2))
     assert node_type.shape == (14,)

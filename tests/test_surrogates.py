@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -199,7 +200,8 @@ def test_runtime_model_is_fitted_on_trainings_with_cpu_seconds_only(tmp_path):
     rows = np.random.default_rng(0).permutation(len(data.genes))
     fit_rows, eval_rows = np.sort(rows[:-40]), np.sort(rows[-40:])
     assert unmeasured[eval_rows].any() and not unmeasured[eval_rows].all()
-    runtime = fit_and_score("runtime", get_space("darts"), data, fit_rows, eval_rows, tmp_path, seed=0)
+    cost_table = json.loads((Path(__file__).resolve().parents[1] / "assets/models/darts/costs.json").read_text())
+    runtime = fit_and_score("runtime", get_space("darts"), data, cost_table, fit_rows, eval_rows, tmp_path, seed=0)
     assert runtime.fit_records == int((~unmeasured[fit_rows]).sum())
     assert runtime.held_out_records == int((~unmeasured[eval_rows]).sum())
     assert np.isfinite(runtime.held_out["log_train_cpu_seconds"]["r2"])
@@ -244,3 +246,11 @@ def test_r2_ceiling_on_known_noise():
     ceiling = r2_ceilings(data, "val_accuracy")
     assert ceiling["held_out_single_seed"] == pytest.approx(1 - 0.0002 / 0.0025)  # variance of 0.80, 0.85, 0.90
     assert ceiling["noise_subset_seed_means"] == pytest.approx(1 - 0.0001 / 0.005)  # 0.0002 / 2 over var(0.81, 0.91)
+
+
+def test_a_model_fitted_on_other_inputs_is_refused_with_the_refit_command(tmp_path):
+    from nas_envs.benchmarks.model_kinds import load_bundled
+
+    stale = {"targets": ["val_accuracy", "test_accuracy"], "inputs": "features", "files": []}
+    with pytest.raises(ValueError, match=r"inputs 'features'.*'nas-envs fit darts --model xgb'"):
+        load_bundled("xgb", stale, tmp_path, "darts")

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from nas_envs.assets import assets_dir, data_path
-from nas_envs.benchmarks.model_kinds import MODEL_KINDS
+from nas_envs.benchmarks.model_kinds import MODEL_KINDS, load_bundled
 from nas_envs.groundtruth.analysis import noise_groups, noise_summary
 from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.train import DEFAULT_PROTOCOL, PROTOCOLS
@@ -119,7 +119,8 @@ class FitReport:
 
 
 def fit_and_score(
-    kind: str, space, data: Dataset, fit_rows: np.ndarray, eval_rows: np.ndarray, folder: Path, seed: int
+    kind: str, space, data: Dataset, cost_table: dict, fit_rows: np.ndarray, eval_rows: np.ndarray, folder: Path,
+    seed: int,
 ) -> FitReport:
     """Fit ``kind``'s ensembles on ``fit_rows`` into ``folder``; score them on ``eval_rows`` and the noise subset.
     Rows and noise-subset architectures without all of the kind's targets (see :func:`targets_of`) are left out."""
@@ -127,12 +128,12 @@ def fit_and_score(
     targets = np.stack([data.targets[t] for t in model_kind.targets], axis=1)
     measured = np.isfinite(targets).all(axis=1)
     fit_rows = fit_rows[measured[fit_rows]]
-    paths = model_kind.fit_and_save(_rows(model_kind.inputs(space, data.genes), fit_rows), targets[fit_rows],
-                                    folder / kind, seed)
-    return score(kind, model_kind.load(paths), space, data, fit_rows, eval_rows, paths)
+    paths = model_kind.fit_and_save(_rows(model_kind.inputs(space, data.genes, cost_table), fit_rows),
+                                    targets[fit_rows], folder / kind, seed)
+    return score(kind, model_kind.load(paths), space, data, cost_table, fit_rows, eval_rows, paths)
 
 
-def score(kind: str, model, space, data: Dataset, fit_rows: np.ndarray, eval_rows: np.ndarray,
+def score(kind: str, model, space, data: Dataset, cost_table: dict, fit_rows: np.ndarray, eval_rows: np.ndarray,
           files: list[Path] | None = None) -> FitReport:
     """``kind``'s fitted ``model`` on ``eval_rows`` and on the noise subset, with the noise calibration: the
     spread scale that makes the ensemble's mean std on the noise subset equal the measured seed std, and the cap
@@ -141,8 +142,9 @@ def score(kind: str, model, space, data: Dataset, fit_rows: np.ndarray, eval_row
     targets = np.stack([data.targets[t] for t in model_kind.targets], axis=1)
     measured = np.isfinite(targets).all(axis=1)
     fit_rows, eval_rows = fit_rows[measured[fit_rows]], eval_rows[measured[eval_rows]]
-    held_out = model.predict(_rows(model_kind.inputs(space, data.genes), eval_rows)) if len(eval_rows) >= 2 else None
-    noise_predictions = (model.predict(model_kind.inputs(space, data.noise_genes))
+    encode = lambda genes: model_kind.inputs(space, genes, cost_table)  # noqa: E731
+    held_out = model.predict(_rows(encode(data.genes), eval_rows)) if len(eval_rows) >= 2 else None
+    noise_predictions = (model.predict(encode(data.noise_genes))
                          if len(data.noise_genes) >= 2 else None)
     report = FitReport(files or [], {}, {}, {}, {}, {}, len(fit_rows), len(eval_rows))
     for column, target in enumerate(model_kind.targets):
@@ -191,24 +193,33 @@ def score_bundle(space_name: str, kind: str, protocol_name: str | None = None, s
     """The bundled ``kind`` model judged on the collection as it is now, without refitting: the noise subset keeps
     growing after a fit, and a model never fitted on it can be judged on all of it. Held-out metrics use the fixed
     split: a record on its held-out side was never fitted on, whether it existed at fit time or not."""
-    space, _, _, data = _resolve(space_name, kind, protocol_name)
+    space, _, _, data, cost_table = _resolve(space_name, kind, protocol_name)
     bundle = assets_dir() / "models" / space_name
     entry = read_verified_manifest(bundle, f"refit it with 'nas-envs fit {space_name} --model {kind}'")["models"][kind]
-    model = MODEL_KINDS[kind].load([bundle / f for f in entry["files"]])
+    model = load_bundled(kind, entry, bundle, space_name)
     fit_rows, held_rows = held_out_split(data.sources, data.keys, seed)
-    report = score(kind, model, space, data, fit_rows, held_rows)
+    report = score(kind, model, space, data, cost_table, fit_rows, held_rows)
     return {"data_lines": data.data_lines, "bundle_data_lines": entry["data_lines"],
             "noise_architectures": len(data.noise_genes), "held_out_metrics": report.held_out,
             "noise_subset": report.noise_subset,
             "r2_ceiling": {target: r2_ceilings(data, target) for target in MODEL_KINDS[kind].targets}}
 
 
-def _resolve(space_name: str, kind: str, protocol_name: str | None) -> tuple[object, str, Path, Dataset]:
+def _resolve(space_name: str, kind: str, protocol_name: str | None) -> tuple[object, str, Path, Dataset, dict]:
+    """The space, protocol, data file, dataset and exact cost table (the bundle's, or built when the bundle has
+    none for this protocol)."""
+    from nas_envs.groundtruth.cost_tables import build_cost_table
+
     if kind not in MODEL_KINDS:
         raise ValueError(f"unknown surrogate kind {kind!r}; allowed: {sorted(MODEL_KINDS)}")
     protocol_name = protocol_name or DEFAULT_PROTOCOL[space_name]
     source_path = data_path(protocol_name)
-    return get_space(space_name), protocol_name, source_path, load_dataset(source_path, protocol_name)
+    space = get_space(space_name)
+    costs_path = assets_dir() / "models" / space_name / "costs.json"
+    cost_table = json.loads(costs_path.read_text()) if costs_path.exists() else None
+    if cost_table is None or cost_table.get("protocol") != protocol_name:
+        cost_table = build_cost_table(space, PROTOCOLS[protocol_name])
+    return space, protocol_name, source_path, load_dataset(source_path, protocol_name), cost_table
 
 
 def fit_surrogate(
@@ -216,9 +227,7 @@ def fit_surrogate(
 ) -> dict:
     """Fit the ensembles of ``kind`` (``xgb``/``gin``: accuracies, ``runtime``: training time), one per target,
     and (re)write that part of the benchmark's bundle and its manifest. Returns the manifest entry written."""
-    from nas_envs.groundtruth.cost_tables import build_cost_table
-
-    space, protocol_name, source_path, data = _resolve(space_name, kind, protocol_name)
+    space, protocol_name, source_path, data, cost_table = _resolve(space_name, kind, protocol_name)
     bundle = out_dir or assets_dir() / "models" / space_name
     fit_rows, held_rows = held_out_split(data.sources, data.keys, seed)
 
@@ -226,11 +235,11 @@ def fit_surrogate(
     bundle.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".fit-", dir=bundle))
     try:
-        report = fit_and_score(kind, space, data, fit_rows, held_rows, scratch, seed)
+        report = fit_and_score(kind, space, data, cost_table, fit_rows, held_rows, scratch, seed)
         costs_path = bundle / "costs.json"
         costs = json.loads(costs_path.read_text()) if costs_path.exists() else None
-        if costs is None or costs.get("protocol") != protocol_name:
-            (scratch / "costs.json").write_text(json.dumps(build_cost_table(space, PROTOCOLS[protocol_name])) + "\n")
+        if costs != cost_table:
+            (scratch / "costs.json").write_text(json.dumps(cost_table) + "\n")
         # Move into place: the new files replace the old ones of this model only.
         if (bundle / kind).exists():
             shutil.rmtree(bundle / kind)
@@ -245,6 +254,7 @@ def fit_surrogate(
     models = {k: m for k, m in models.items() if "targets" in m}  # entries of older formats are refitted, not kept
     models[kind] = {
         "targets": list(MODEL_KINDS[kind].targets),
+        "inputs": MODEL_KINDS[kind].input_name,
         "files": [path.relative_to(scratch).as_posix() for path in report.files],
         "noise_scale": report.scale,
         "noise_cap": report.cap,
@@ -271,7 +281,7 @@ def fit_surrogate(
 
 def leave_one_source_out(space_name: str, kind: str = "xgb", protocol_name: str | None = None, seed: int = 0) -> dict:
     """For every source with at least two records: fit on all other sources, score on that one."""
-    space, _, _, data = _resolve(space_name, kind, protocol_name)
+    space, _, _, data, cost_table = _resolve(space_name, kind, protocol_name)
     out = {}
     for source in sorted(set(data.sources)):
         held = np.flatnonzero(data.sources == source)
@@ -279,7 +289,7 @@ def leave_one_source_out(space_name: str, kind: str = "xgb", protocol_name: str 
         if len(held) < 2 or len(rest) < 10:
             continue
         with tempfile.TemporaryDirectory() as folder:
-            out[source] = fit_and_score(kind, space, data, rest, held, Path(folder), seed).held_out
+            out[source] = fit_and_score(kind, space, data, cost_table, rest, held, Path(folder), seed).held_out
     return out
 
 
@@ -288,14 +298,14 @@ def quality_against_data_size(
     fractions: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
 ) -> list[dict]:
     """Refit on growing random subsets of the fitting split; score on the fixed held-out split and noise subset."""
-    space, _, _, data = _resolve(space_name, kind, protocol_name)
+    space, _, _, data, cost_table = _resolve(space_name, kind, protocol_name)
     fit_rows, held_rows = held_out_split(data.sources, data.keys, seed)
     order = np.random.default_rng(seed).permutation(fit_rows)
     rows = []
     for fraction in fractions:
         subset = np.sort(order[: max(10, int(round(fraction * len(order))))])
         with tempfile.TemporaryDirectory() as folder:
-            report = fit_and_score(kind, space, data, subset, held_rows, Path(folder), seed)
+            report = fit_and_score(kind, space, data, cost_table, subset, held_rows, Path(folder), seed)
         rows.append({"fraction": fraction, "records": int(len(subset)), "held_out": report.held_out,
                      "noise_subset": report.noise_subset})
     return rows

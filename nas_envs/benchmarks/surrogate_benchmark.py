@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Predictor
+from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Predictor, exact_costs, load_bundled
 from nas_envs.spaces.base import SearchSpace
 from surrogates.manifest import read_verified_manifest
 from surrogates.noise import draw, ensemble_mean_std, noise_std
@@ -64,21 +64,16 @@ class SurrogateBenchmark:
         return manifest
 
     @cached_property
-    def _costs(self) -> dict:
+    def cost_table(self) -> dict:
+        """The bundle's exact params/FLOPs table (``costs.json``), verified against the manifest."""
         self.manifest  # verify checksums first
         return json.loads((self.bundle_dir / "costs.json").read_text())
 
     @cached_property
     def _models(self) -> dict[str, Predictor]:
         """Per kind (the accuracy surrogate and ``runtime``): its predictor of all its targets."""
-        models = {}
-        for kind in (self.surrogate, "runtime"):
-            entry = self.manifest["models"][kind]
-            if list(entry.get("targets", ())) != list(MODEL_KINDS[kind].targets):
-                raise ValueError(f"{self.bundle_dir}: the {kind!r} model was written by another version of nas-envs; "
-                                 f"refit it with 'nas-envs fit {self.space.name} --model {kind}'")
-            models[kind] = MODEL_KINDS[kind].load([self.bundle_dir / f for f in entry["files"]])
-        return models
+        return {kind: load_bundled(kind, self.manifest["models"][kind], self.bundle_dir, self.space.name)
+                for kind in (self.surrogate, "runtime")}
 
     @cached_property
     def noise_scale(self) -> dict[str, float]:
@@ -98,16 +93,12 @@ class SurrogateBenchmark:
 
     def load(self) -> "SurrogateBenchmark":
         """Load and verify every asset now rather than on the first evaluation."""
-        _ = self._models, self._costs, self.noise_scale, self.noise_cap
+        _ = self._models, self.cost_table, self.noise_scale, self.noise_cap
         return self
 
     def exact_costs(self, genes: np.ndarray, cost_features: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Params and FLOPs (exactly linear in the space's cost features; pass them if already computed)."""
-        counts = self.space.cost_features(genes) if cost_features is None else cost_features
-        return {
-            name: np.rint(self._costs[name]["intercept"] + counts @ np.asarray(self._costs[name]["weights"]))
-            for name in ("params", "flops")
-        }
+        return exact_costs(self.cost_table, self.space.cost_features(genes) if cost_features is None else cost_features)
 
     def predict_members(self, genes: np.ndarray, inputs: dict[str, object] | None = None) -> dict[str, np.ndarray]:
         """Raw member predictions ``(N, members)`` per surrogate target, for canonical genes. ``inputs``: encodings
@@ -117,7 +108,7 @@ class SurrogateBenchmark:
         for kind, model in self._models.items():
             model_kind = MODEL_KINDS[kind]
             if model_kind.input_name not in inputs:
-                inputs[model_kind.input_name] = model_kind.inputs(self.space, genes)
+                inputs[model_kind.input_name] = model_kind.inputs(self.space, genes, self.cost_table)
             predictions = model.predict(inputs[model_kind.input_name])
             out.update({target: predictions[:, :, column] for column, target in enumerate(model_kind.targets)})
         return out

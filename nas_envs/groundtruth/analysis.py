@@ -32,7 +32,12 @@ def noise_summary(records: list[dict], metric: str = "val_accuracy") -> dict[str
     For validation accuracy, also the ratio after each epoch (from the learning curves). Where the records also
     hold test accuracy: the correlation of each training's deviation from its architecture's seed mean on
     validation and on test accuracy. Near 1, a seed changes how good the network is, not which images happen to
-    be right, and a larger evaluation set would not lower the seed noise."""
+    be right, and a larger evaluation set would not lower the seed noise.
+
+    What it would cost to raise the ratio by averaging seeds: ``architecture_std`` is the spread of the
+    architectures' expected values net of seed noise (the variance of the seed means less their mean sampling
+    variance), and ``seeds_to_average`` how many seeds a benchmark target must average for that spread to be 2
+    and 3 times the target's own noise (``None`` where no spread is left to measure)."""
     groups = list(noise_groups(records).values())
     repeated = [np.array([r[metric] for r in group]) for group in groups]
     if len(repeated) < 2:
@@ -45,6 +50,13 @@ def noise_summary(records: list[dict], metric: str = "val_accuracy") -> dict[str
         "mean_seed_std": seed_std,
         "across_architecture_std": across,
         "ratio": across / seed_std,
+    }
+    seed_variance = float(np.mean([v.var(ddof=1) for v in repeated]))
+    architecture_variance = across**2 - float(np.mean([v.var(ddof=1) / len(v) for v in repeated]))
+    out["architecture_std"] = float(np.sqrt(max(architecture_variance, 0.0)))
+    out["seeds_to_average"] = {
+        str(ratio): int(np.ceil(ratio**2 * seed_variance / architecture_variance - 1e-9))
+        if architecture_variance > 0 else None for ratio in (2, 3)
     }
     epochs = {len(r.get("val_accuracy_curve", ())) for group in groups for r in group}
     if metric == "val_accuracy" and len(epochs) == 1 and epochs != {0}:
