@@ -1,0 +1,75 @@
+"""Which encoding should the XGBoost accuracy surrogate read? Prints 5-fold cross-validated R2, sparse Kendall tau
+and Spearman of validation accuracy.
+
+    python benchmarks/xgb_features.py [--space darts] [--repeats 2]
+
+Compares, on the training-subset records of the default protocol (the noise subset stays out, as in a fit):
+the one-hot bits with per-cell op counts and depths that the DARTS surrogate read before 2026-11-30, the space's
+tabular features (``space.features``), and the bundled input, those features plus the log of the exact params and
+FLOPs. Each fold fits 10-member ensembles with rounds chosen by cross-validation on its own training part, as a
+fit does. The same folds serve every encoding; ``--repeats`` draws new folds and averages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+import xgboost as xgb
+
+from nas_envs.assets import assets_dir, data_path
+from nas_envs.benchmarks.fit import load_dataset
+from nas_envs.benchmarks.model_kinds import MODEL_KINDS
+from nas_envs.groundtruth.train import DEFAULT_PROTOCOL
+from nas_envs.spaces import get_space
+from surrogates.metrics import all_metrics
+from surrogates.xgb import cross_validated_rounds, train_members
+
+
+def one_hot_with_counts(space, genes: np.ndarray) -> np.ndarray:
+    """The DARTS encoding before 2026-11-30: the (2 cells x 14 edges x 7 ops) one-hot bits, each cell's count of
+    each op, and the cell depths."""
+    bits = space.one_hot(genes)
+    counts = bits.reshape(len(genes), 2, -1, 7).sum(axis=2).reshape(len(genes), -1)
+    return np.concatenate([bits, counts, space.cell_depths(genes)], axis=1)
+
+
+def cross_validated_predictions(x: np.ndarray, y: np.ndarray, fold: np.ndarray, seed: int) -> np.ndarray:
+    predicted = np.empty_like(y)
+    for k in range(fold.max() + 1):
+        fit, held = fold != k, fold == k
+        members = train_members(x[fit], y[fit], seed=seed, rounds=cross_validated_rounds(x[fit], y[fit], seed=seed))
+        data = xgb.DMatrix(np.asarray(x[held], dtype=np.float32))
+        predicted[held] = np.mean([booster.predict(data) for booster in members], axis=0)
+    return predicted
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--space", default="darts", choices=["darts", "fbnet"])
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args()
+    protocol = DEFAULT_PROTOCOL[args.space]
+    space = get_space(args.space)
+    data = load_dataset(data_path(protocol), protocol)
+    cost_table = json.loads((assets_dir() / "models" / args.space / "costs.json").read_text())
+    encodings = {
+        "space.features": space.features(data.genes),
+        "space.features + log params/FLOPs (bundled)": MODEL_KINDS["xgb"].inputs(space, data.genes, cost_table),
+    }
+    if args.space == "darts":
+        encodings = {"one-hot bits + op counts + depth (before)": one_hot_with_counts(space, data.genes), **encodings}
+    y = data.targets["val_accuracy"]
+    print(f"{protocol}: {len(y)} training records ({data.data_lines} lines), validation accuracy, "
+          f"5-fold cross-validation x {args.repeats}")
+    folds = [np.random.default_rng(repeat).permutation(len(y)) % 5 for repeat in range(args.repeats)]
+    for name, x in encodings.items():
+        scores = [all_metrics(y, cross_validated_predictions(x, y, fold, seed)) for seed, fold in enumerate(folds)]
+        mean = {key: np.mean([s[key] for s in scores]) for key in ("r2", "sparse_kendall_tau", "spearman")}
+        print(f"{name} ({x.shape[1]} columns): R2 {mean['r2']:.3f}, sparse Kendall tau "
+              f"{mean['sparse_kendall_tau']:.3f}, Spearman {mean['spearman']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
