@@ -11,6 +11,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from agents.runner import AGENT_NAMES
+from nas_envs.benchmarks.surrogate_benchmark import SURROGATES
 from nas_envs.cli import build_parser, dispatch
 
 
@@ -21,6 +22,7 @@ def _run(args: argparse.Namespace) -> int:
     settings = RunSettings(
         env_id=args.env, agent=args.agent, budget_seconds=parse_duration(args.budget),
         max_evaluations=args.max_evaluations, noise=not args.no_noise,
+        env_kwargs={} if args.surrogate is None else {"surrogate": args.surrogate},
     )
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     folder = run(settings, seeds, Path(args.out), workers=args.workers, backend=args.backend)
@@ -110,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--first-seed", type=int, default=0)
     run.add_argument("--max-evaluations", type=int, default=None)
     run.add_argument("--no-noise", action="store_true", help="evaluate with ensemble means instead of noisy draws")
+    run.add_argument("--surrogate", default=None, choices=SURROGATES,
+                     help="accuracy surrogate of SurrNAS-DARTS/FBNet (default: the environment's, xgb)")
     run.add_argument("--out", required=True, help="output folder (trajectories go to OUT/<agent>/)")
     run.add_argument("--workers", type=int, default=1)
     run.add_argument("--backend", default="local", choices=["local", "ray"])

@@ -29,16 +29,19 @@ def final_incumbents(folder: Path) -> list[dict]:
             runs.append((int(path.stem.split("_")[1]), path.parent.name, rows))
     if not runs:
         raise FileNotFoundError(f"no trajectories (<agent>/seed_<k>.jsonl) found below {folder}")
-    env_ids = {agent: json.loads((Path(folder) / agent / "run.json").read_text())["env_id"]
-               for agent in {agent for _, agent, _ in runs}}
+    settings = {agent: json.loads((Path(folder) / agent / "run.json").read_text())
+                for agent in {agent for _, agent, _ in runs}}
     out = []
     for seed, agent, rows in sorted(runs, key=lambda run: (run[0], run[1])):
         best = max(rows, key=lambda row: row["val_accuracy"])  # the first of equals, as the recorder keeps it
-        out.append({"agent": agent, "seed": seed, "env_id": env_ids[agent], "architecture": best["architecture"],
+        out.append({"agent": agent, "seed": seed, "env_id": settings[agent]["env_id"],
+                    "env_kwargs": settings[agent].get("env_kwargs", {}), "architecture": best["architecture"],
                     "found_at_evaluation": best["evaluation"], "observed_val_accuracy": best["val_accuracy"]})
-    for env_id in set(env_ids.values()):
-        benchmark = gym.make(env_id).unwrapped.benchmark
-        listed = [row for row in out if row["env_id"] == env_id]
+    # the surrogate mean comes from the environment the run used (its surrogate included)
+    for environment in {json.dumps([row["env_id"], row["env_kwargs"]], sort_keys=True) for row in out}:
+        env_id, env_kwargs = json.loads(environment)
+        benchmark = gym.make(env_id, **env_kwargs).unwrapped.benchmark
+        listed = [row for row in out if [row["env_id"], row["env_kwargs"]] == [env_id, env_kwargs]]
         means = benchmark.evaluate([row["architecture"] for row in listed], noise=False)["val_accuracy"]
         for row, mean in zip(listed, means):
             row["surrogate_mean_val_accuracy"] = float(mean)

@@ -43,6 +43,7 @@ class RunSettings:
     max_evaluations: int | None = None
     noise: bool = True
     agent_kwargs: dict = field(default_factory=dict)
+    env_kwargs: dict = field(default_factory=dict)  # e.g. {"surrogate": "gin"}
 
 
 def make_agent(name: str, **kwargs):
@@ -67,7 +68,8 @@ def run_seed(settings: RunSettings, seed: int) -> list[dict]:
 
     torch.set_num_threads(1)
     agent = make_agent(settings.agent, **settings.agent_kwargs)
-    env = TrajectoryRecorder(gym.make(settings.env_id, budget_seconds=settings.budget_seconds, noise=settings.noise))
+    env = TrajectoryRecorder(gym.make(settings.env_id, budget_seconds=settings.budget_seconds, noise=settings.noise,
+                                      **settings.env_kwargs))
     try:
         if getattr(agent, "needs_env", False):  # RL agents that drive the environment themselves
             agent.run_env(env, seed)

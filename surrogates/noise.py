@@ -23,8 +23,3 @@ def noise_std(std: np.ndarray, scale: float, cap: float = np.inf) -> np.ndarray:
     far more than trainings do; uncapped, a search that picks winners of noisy evaluations is drawn there by the
     noise alone. The benchmarks cap it at the largest seed-to-seed std measured on their noise subset."""
     return np.minimum(scale * std, cap)
-
-
-def draw(mean: np.ndarray, std: np.ndarray, scale: float, rng: np.random.Generator, cap: float = np.inf) -> np.ndarray:
-    """``mean + noise_std(std, scale, cap) * z`` with standard normal ``z`` from ``rng`` (one draw per row)."""
-    return mean + noise_std(std, scale, cap) * rng.standard_normal(len(mean))

@@ -98,6 +98,22 @@ def test_runner_cli_and_plot(tmp_path, capsys):
     assert table["rs"]["seeds"] == 3 and table["rs"]["val_error_se"] > 0
 
 
+def test_a_run_on_another_surrogate_records_it_and_its_incumbents_are_judged_by_it(tmp_path):
+    import nas_envs
+
+    out = tmp_path / "runs"
+    args = ["run", "--env", ENV_ID, "--agent", "rs", "--budget", "1h", "--seeds", "1", "--out", str(out)]
+    assert main(args + ["--surrogate", "xgb+gin"]) == 0
+    assert json.loads((out / "rs" / "run.json").read_text())["env_kwargs"] == {"surrogate": "xgb+gin"}
+    listed = tmp_path / "incumbents.jsonl"
+    assert main(["incumbents", str(out), "--out", str(listed)]) == 0
+    row = json.loads(listed.read_text())
+    both = nas_envs.make_benchmark("darts", surrogate="xgb+gin").evaluate([row["architecture"]], noise=False)
+    assert row["surrogate_mean_val_accuracy"] == pytest.approx(float(both["val_accuracy"][0]))
+    xgb = nas_envs.make_benchmark("darts").evaluate([row["architecture"]], noise=False)
+    assert row["surrogate_mean_val_accuracy"] != pytest.approx(float(xgb["val_accuracy"][0]))
+
+
 def test_incumbents_list_each_runs_final_incumbent_for_training(tmp_path, capsys):
     import nas_envs
     from nas_envs.groundtruth.analysis import incumbent_check

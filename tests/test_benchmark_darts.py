@@ -7,6 +7,7 @@ import torch
 import nas_envs
 from nas_envs.assets import assets_dir
 from nas_envs.benchmarks import SurrogateBenchmark
+from nas_envs.benchmarks.model_kinds import MODEL_KINDS
 from nas_envs.groundtruth.cost_tables import measure_costs
 from nas_envs.groundtruth.train import DEFAULT_PROTOCOL, PROTOCOLS
 from nas_envs.spaces.base import InvalidArchitectureError
@@ -50,12 +51,28 @@ def test_noise_follows_the_seed(bench):
 
 def test_noise_is_capped_at_the_largest_measured_seed_std(bench):
     archs = bench.space.sample(300, seed=2)
-    spread = bench.predict_members(archs)["val_accuracy"].std(axis=1, ddof=1) * bench.noise_scale["val_accuracy"]
-    cap = bench.noise_cap["val_accuracy"]
-    assert spread.max() > cap  # the ensemble is unsure somewhere: the cap matters
-    widest = archs[np.argmax(spread)][None].repeat(4000, axis=0)
+    entry = bench.manifest["models"]["xgb"]
+    cap = entry["noise_cap"]["val_accuracy"]
+    members = bench._models["xgb"].predict(MODEL_KINDS["xgb"].inputs(bench.space, archs, bench.cost_table))[:, :, 0]
+    assert (members.std(axis=1, ddof=1) * entry["noise_scale"]["val_accuracy"]).max() > cap  # the cap binds somewhere
+    _, noise = bench.mean_and_noise_std(archs)["val_accuracy"]
+    assert noise.max() == pytest.approx(cap)
+    widest = archs[np.argmax(noise)][None].repeat(4000, axis=0)
     draws = bench.evaluate(widest, noise=True, seed=3)["val_accuracy"]
     assert np.std(draws) == pytest.approx(cap, rel=0.1)
+
+
+def test_xgb_plus_gin_averages_the_means_and_noise_of_both_ensembles():
+    archs = nas_envs.make_benchmark("darts").space.sample(30, seed=4)
+    single = {kind: nas_envs.make_benchmark("darts", surrogate=kind).mean_and_noise_std(archs)
+              for kind in ("xgb", "gin")}
+    both = nas_envs.make_benchmark("darts", surrogate="xgb+gin")
+    for target, (mean, noise) in both.mean_and_noise_std(archs).items():
+        np.testing.assert_allclose(mean, (single["xgb"][target][0] + single["gin"][target][0]) / 2)
+        np.testing.assert_allclose(noise, (single["xgb"][target][1] + single["gin"][target][1]) / 2)
+    assert not np.allclose(single["xgb"]["val_accuracy"][0], single["gin"]["val_accuracy"][0])
+    np.testing.assert_allclose(both.evaluate(archs, noise=False)["val_accuracy"],
+                               both.mean_and_noise_std(archs)["val_accuracy"][0])
 
 
 def test_params_and_flops_are_exact(bench):

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from nas_envs.assets import assets_dir, data_path
-from nas_envs.benchmarks.model_kinds import MODEL_KINDS, load_bundled
+from nas_envs.benchmarks.model_kinds import MODEL_KINDS, PooledKinds, load_bundled_kind, model_kind
 from nas_envs.groundtruth.analysis import noise_groups, noise_summary
 from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.train import DEFAULT_PROTOCOL, PROTOCOLS
@@ -124,13 +124,15 @@ def fit_and_score(
 ) -> FitReport:
     """Fit ``kind``'s ensembles on ``fit_rows`` into ``folder``; score them on ``eval_rows`` and the noise subset.
     Rows and noise-subset architectures without all of the kind's targets (see :func:`targets_of`) are left out."""
-    model_kind = MODEL_KINDS[kind]
-    targets = np.stack([data.targets[t] for t in model_kind.targets], axis=1)
+    if kind not in MODEL_KINDS:
+        raise ValueError(f"{kind!r} pools kinds that are fitted one by one: fit each of {kind.split('+')}")
+    fitted_kind = MODEL_KINDS[kind]
+    targets = np.stack([data.targets[t] for t in fitted_kind.targets], axis=1)
     measured = np.isfinite(targets).all(axis=1)
     fit_rows = fit_rows[measured[fit_rows]]
-    paths = model_kind.fit_and_save(_rows(model_kind.inputs(space, data.genes, cost_table), fit_rows),
+    paths = fitted_kind.fit_and_save(_rows(fitted_kind.inputs(space, data.genes, cost_table), fit_rows),
                                     targets[fit_rows], folder / kind, seed)
-    return score(kind, model_kind.load(paths), space, data, cost_table, fit_rows, eval_rows, paths)
+    return score(kind, fitted_kind.load(paths), space, data, cost_table, fit_rows, eval_rows, paths)
 
 
 def score(kind: str, model, space, data: Dataset, cost_table: dict, fit_rows: np.ndarray, eval_rows: np.ndarray,
@@ -138,16 +140,16 @@ def score(kind: str, model, space, data: Dataset, cost_table: dict, fit_rows: np
     """``kind``'s fitted ``model`` on ``eval_rows`` and on the noise subset, with the noise calibration: the
     spread scale that makes the ensemble's mean std on the noise subset equal the measured seed std, and the cap
     (the largest measured seed std). The constant predictor of the comparison is the mean of ``fit_rows``."""
-    model_kind = MODEL_KINDS[kind]
-    targets = np.stack([data.targets[t] for t in model_kind.targets], axis=1)
+    kind_of = model_kind(kind)
+    targets = np.stack([data.targets[t] for t in kind_of.targets], axis=1)
     measured = np.isfinite(targets).all(axis=1)
     fit_rows, eval_rows = fit_rows[measured[fit_rows]], eval_rows[measured[eval_rows]]
-    encode = lambda genes: model_kind.inputs(space, genes, cost_table)  # noqa: E731
+    encode = lambda genes: kind_of.inputs(space, genes, cost_table)  # noqa: E731
     held_out = model.predict(_rows(encode(data.genes), eval_rows)) if len(eval_rows) >= 2 else None
     noise_predictions = (model.predict(encode(data.noise_genes))
                          if len(data.noise_genes) >= 2 else None)
     report = FitReport(files or [], {}, {}, {}, {}, {}, len(fit_rows), len(eval_rows))
-    for column, target in enumerate(model_kind.targets):
+    for column, target in enumerate(kind_of.targets):
         y = targets[:, column]
         if held_out is not None:
             report.held_out[target] = all_metrics(y[eval_rows], held_out[:, :, column].mean(axis=1))
@@ -168,9 +170,23 @@ def score(kind: str, model, space, data: Dataset, cost_table: dict, fit_rows: np
                 "measured_seed_std": seed_std,
                 "scale": report.scale[target],
                 "largest_measured_seed_std": report.cap[target],
+                **spread_against_seed_noise(std, values),
             }
             report.noise_subset[target] = surrogate_against_table(values, mean, constant=float(y[fit_rows].mean()))
     return report
+
+
+def spread_against_seed_noise(ensemble_std: np.ndarray, values: list[np.ndarray]) -> dict[str, float]:
+    """Does the ensemble's spread model training noise? The Spearman correlation between each noise-subset
+    architecture's ensemble std and its measured seed std, and Bartlett's test of equal seed variances across the
+    architectures (a large p-value: no evidence that some architectures train noisier than others; with 3 seeds
+    per architecture Levene's test has too little power to tell)."""
+    from scipy import stats
+
+    return {
+        "spread_seed_std_spearman": float(stats.spearmanr(ensemble_std, [v.std(ddof=1) for v in values]).statistic),
+        "equal_seed_variance_bartlett_p": float(stats.bartlett(*values).pvalue),
+    }
 
 
 def r2_ceilings(data: Dataset, target: str) -> dict[str, float]:
@@ -190,19 +206,25 @@ def r2_ceilings(data: Dataset, target: str) -> dict[str, float]:
 
 
 def score_bundle(space_name: str, kind: str, protocol_name: str | None = None, seed: int = 0) -> dict:
-    """The bundled ``kind`` model judged on the collection as it is now, without refitting: the noise subset keeps
-    growing after a fit, and a model never fitted on it can be judged on all of it. Held-out metrics use the fixed
-    split: a record on its held-out side was never fitted on, whether it existed at fit time or not."""
+    """The bundled ``kind`` model (or pool of accuracy kinds, ``"xgb+gin"``) judged on the collection as it is now,
+    without refitting: the noise subset keeps growing after a fit, and a model never fitted on it can be judged on
+    all of it. Held-out metrics use the fixed split: a record on its held-out side was never fitted on, whether it
+    existed at fit time or not. ``bundle_data_lines``: the lines the (oldest) fitted part read."""
     space, _, _, data, cost_table = _resolve(space_name, kind, protocol_name)
     bundle = assets_dir() / "models" / space_name
-    entry = read_verified_manifest(bundle, f"refit it with 'nas-envs fit {space_name} --model {kind}'")["models"][kind]
-    model = load_bundled(kind, entry, bundle, space_name)
+    models = read_verified_manifest(bundle, f"refit it with 'nas-envs fit {space_name} --model {kind}'")["models"]
+    pooled = isinstance(model_kind(kind), PooledKinds)
+    parts = [part.name for part in model_kind(kind).parts] if pooled else [kind]
     fit_rows, held_rows = held_out_split(data.sources, data.keys, seed)
-    report = score(kind, model, space, data, cost_table, fit_rows, held_rows)
-    return {"data_lines": data.data_lines, "bundle_data_lines": entry["data_lines"],
-            "noise_architectures": len(data.noise_genes), "held_out_metrics": report.held_out,
-            "noise_subset": report.noise_subset,
-            "r2_ceiling": {target: r2_ceilings(data, target) for target in MODEL_KINDS[kind].targets}}
+    report = score(kind, load_bundled_kind(kind, models, bundle, space_name), space, data, cost_table, fit_rows,
+                   held_rows)
+    out = {"data_lines": data.data_lines, "bundle_data_lines": min(models[part]["data_lines"] for part in parts),
+           "noise_architectures": len(data.noise_genes), "held_out_metrics": report.held_out,
+           "noise_subset": report.noise_subset, "noise_calibration": report.calibration,
+           "r2_ceiling": {target: r2_ceilings(data, target) for target in model_kind(kind).targets}}
+    if pooled:  # the benchmark averages each part's own calibrated noise; the pooled spread is not what it draws
+        del out["noise_calibration"]
+    return out
 
 
 def _resolve(space_name: str, kind: str, protocol_name: str | None) -> tuple[object, str, Path, Dataset, dict]:
@@ -210,8 +232,7 @@ def _resolve(space_name: str, kind: str, protocol_name: str | None) -> tuple[obj
     none for this protocol)."""
     from nas_envs.groundtruth.cost_tables import build_cost_table
 
-    if kind not in MODEL_KINDS:
-        raise ValueError(f"unknown surrogate kind {kind!r}; allowed: {sorted(MODEL_KINDS)}")
+    model_kind(kind)  # a clear error for an unknown kind
     protocol_name = protocol_name or DEFAULT_PROTOCOL[space_name]
     source_path = data_path(protocol_name)
     space = get_space(space_name)
@@ -312,5 +333,7 @@ def quality_against_data_size(
 
 
 def _rows(inputs, rows: np.ndarray):
-    """Rows of a feature matrix or of a graph batch."""
+    """Rows of a feature matrix, a graph batch, or a tuple of them (a pool of kinds)."""
+    if isinstance(inputs, tuple):
+        return tuple(_rows(part, rows) for part in inputs)
     return inputs[rows] if isinstance(inputs, np.ndarray) else inputs.subset(rows)

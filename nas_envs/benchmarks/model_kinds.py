@@ -140,6 +140,39 @@ MODEL_KINDS: dict[str, ForestKind | RidgeKind | GINKind] = {
 }
 
 
+class PooledKinds:
+    """Accuracy kinds judged as one model by pooling their members (``"xgb+gin"``): with as many members each, the
+    pooled mean is the average of their means, as :class:`~nas_envs.benchmarks.SurrogateBenchmark` evaluates it.
+    Each part is fitted on its own; the pool is only scored."""
+
+    def __init__(self, name: str) -> None:
+        names = name.split("+")
+        if len(names) < 2 or any(n not in ("xgb", "gin") for n in names):
+            raise ValueError(f"unknown surrogate kind {name!r}; allowed: {sorted(MODEL_KINDS)} or 'xgb+gin'")
+        self.name = name
+        self.parts = [MODEL_KINDS[n] for n in names]
+        self.targets = self.parts[0].targets
+        self.input_name = "+".join(part.input_name for part in self.parts)
+
+    def inputs(self, space: SearchSpace, genes: np.ndarray, cost_table: dict) -> tuple:
+        return tuple(part.inputs(space, genes, cost_table) for part in self.parts)
+
+
+class PooledPredictor:
+    """The members of several predictors side by side: ``(N, members of all, targets)``."""
+
+    def __init__(self, predictors: list[Predictor]) -> None:
+        self.predictors = predictors
+
+    def predict(self, inputs: tuple) -> np.ndarray:
+        return np.concatenate([p.predict(x) for p, x in zip(self.predictors, inputs)], axis=1)
+
+
+def model_kind(name: str) -> ForestKind | RidgeKind | GINKind | PooledKinds:
+    """A fitted kind by name, or a pool of accuracy kinds (``"xgb+gin"``)."""
+    return MODEL_KINDS[name] if name in MODEL_KINDS else PooledKinds(name)
+
+
 def load_bundled(kind: str, entry: dict, bundle: Path, space_name: str) -> Predictor:
     """The predictor of a bundle's manifest ``entry`` for ``kind``, after checking that this version of nas-envs
     reads the same targets from the same inputs."""
@@ -149,3 +182,11 @@ def load_bundled(kind: str, entry: dict, bundle: Path, space_name: str) -> Predi
                          f"{entry.get('inputs')!r}, this version reads {model_kind.input_name!r}); refit it with "
                          f"'nas-envs fit {space_name} --model {kind}'")
     return model_kind.load([bundle / f for f in entry["files"]])
+
+
+def load_bundled_kind(name: str, models: dict, bundle: Path, space_name: str) -> Predictor:
+    """:func:`load_bundled` for a kind or a pool of kinds (their members side by side)."""
+    kind = model_kind(name)
+    if isinstance(kind, PooledKinds):
+        return PooledPredictor([load_bundled(part.name, models[part.name], bundle, space_name) for part in kind.parts])
+    return load_bundled(name, models[name], bundle, space_name)

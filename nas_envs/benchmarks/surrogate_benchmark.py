@@ -12,10 +12,10 @@ import numpy as np
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Predictor, exact_costs, load_bundled
 from nas_envs.spaces.base import SearchSpace
 from surrogates.manifest import read_verified_manifest
-from surrogates.noise import draw, ensemble_mean_std, noise_std
+from surrogates.noise import ensemble_mean_std, noise_std
 
 OBJECTIVES = ("val_accuracy", "test_accuracy", "train_time_s", "params", "flops")
-SURROGATES = ("xgb", "gin")  # accuracy ensembles; the runtime ensemble is shared ("runtime")
+SURROGATES = ("xgb", "gin", "xgb+gin")  # accuracy ensembles ("xgb+gin" averages both); the runtime one is shared
 
 
 class BudgetExhaustedError(RuntimeError):
@@ -28,7 +28,8 @@ class SurrogateBenchmark:
     Args:
         space: the search space.
         bundle_dir: folder with ``manifest.json``, ``costs.json`` and the model files.
-        surrogate: ``"xgb"`` or ``"gin"``: which accuracy ensemble to use (the runtime model is shared).
+        surrogate: ``"xgb"``, ``"gin"`` or ``"xgb+gin"``: which accuracy ensemble to use, or the average of both
+            (their means and their calibrated noise stds; the runtime model is shared).
 
     Assets load on the first evaluation and are verified against the manifest's sha256 sums.
     """
@@ -43,6 +44,7 @@ class SurrogateBenchmark:
         self.space = space
         self.bundle_dir = Path(bundle_dir)
         self.surrogate = surrogate
+        self.kinds = (*surrogate.split("+"), "runtime")
 
     @property
     def name(self) -> str:
@@ -53,9 +55,9 @@ class SurrogateBenchmark:
         manifest = read_verified_manifest(
             self.bundle_dir,
             restore_hint=f"Restore the folder with 'git checkout -- {self.bundle_dir}' or refit it with "
-            f"'nas-envs fit {self.space.name} --model {self.surrogate}'.",
+            f"'nas-envs fit {self.space.name} --model {self.kinds[0]}'.",
         )
-        for kind in (self.surrogate, "runtime"):
+        for kind in self.kinds:
             if kind not in manifest.get("models", {}):
                 raise FileNotFoundError(
                     f"{self.bundle_dir}: no {kind!r} model is bundled (have: {sorted(manifest.get('models', {}))}); "
@@ -71,47 +73,39 @@ class SurrogateBenchmark:
 
     @cached_property
     def _models(self) -> dict[str, Predictor]:
-        """Per kind (the accuracy surrogate and ``runtime``): its predictor of all its targets."""
+        """Per kind (the accuracy surrogates and ``runtime``): its predictor of all its targets."""
         return {kind: load_bundled(kind, self.manifest["models"][kind], self.bundle_dir, self.space.name)
-                for kind in (self.surrogate, "runtime")}
-
-    @cached_property
-    def noise_scale(self) -> dict[str, float]:
-        """Per target, the factor that calibrates the ensemble spread to the measured seed-to-seed noise."""
-        return self._per_target("noise_scale")
-
-    @cached_property
-    def noise_cap(self) -> dict[str, float]:
-        """Per target, the largest noise std drawn: the largest seed-to-seed std measured on the noise subset
-        (no cap where the noise subset did not measure the target)."""
-        return {target: np.inf if cap is None else cap for target, cap in self._per_target("noise_cap").items()}
-
-    def _per_target(self, entry: str) -> dict:
-        """A per-target manifest entry of the accuracy surrogate and the runtime model, merged."""
-        models = self.manifest["models"]
-        return {**models[self.surrogate][entry], **models["runtime"][entry]}
+                for kind in self.kinds}
 
     def load(self) -> "SurrogateBenchmark":
         """Load and verify every asset now rather than on the first evaluation."""
-        _ = self._models, self.cost_table, self.noise_scale, self.noise_cap
+        _ = self._models, self.cost_table
         return self
 
     def exact_costs(self, genes: np.ndarray, cost_features: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Params and FLOPs (exactly linear in the space's cost features; pass them if already computed)."""
         return exact_costs(self.cost_table, self.space.cost_features(genes) if cost_features is None else cost_features)
 
-    def predict_members(self, genes: np.ndarray, inputs: dict[str, object] | None = None) -> dict[str, np.ndarray]:
-        """Raw member predictions ``(N, members)`` per surrogate target, for canonical genes. ``inputs``: encodings
+    def mean_and_noise_std(self, genes: np.ndarray, inputs: dict[str, object] | None = None
+                           ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Per target, for canonical genes: the ensemble mean and the noise std of one training, the ensemble's
+        spread times the scale calibrated on the noise subset, at most the largest seed std measured there (see
+        :func:`~surrogates.noise.noise_std`); averaged over both ensembles for ``"xgb+gin"``. ``inputs``: encodings
         of ``genes`` already computed, by input name (each encoding is computed once, whichever kinds read it)."""
         inputs = {} if inputs is None else inputs
-        out = {}
+        per_target: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         for kind, model in self._models.items():
-            model_kind = MODEL_KINDS[kind]
+            model_kind, entry = MODEL_KINDS[kind], self.manifest["models"][kind]
             if model_kind.input_name not in inputs:
                 inputs[model_kind.input_name] = model_kind.inputs(self.space, genes, self.cost_table)
             predictions = model.predict(inputs[model_kind.input_name])
-            out.update({target: predictions[:, :, column] for column, target in enumerate(model_kind.targets)})
-        return out
+            for column, target in enumerate(model_kind.targets):
+                mean, std = ensemble_mean_std(predictions[:, :, column])
+                cap = entry["noise_cap"][target]
+                noise = noise_std(std, entry["noise_scale"][target], np.inf if cap is None else cap)
+                per_target.setdefault(target, []).append((mean, noise))
+        return {target: (np.mean([mean for mean, _ in pairs], axis=0), np.mean([noise for _, noise in pairs], axis=0))
+                for target, pairs in per_target.items()}
 
     def evaluate(
         self,
@@ -131,19 +125,16 @@ class SurrogateBenchmark:
     def evaluate_genes(self, genes: np.ndarray, noise: bool, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """:meth:`evaluate` for already validated canonical genes and a generator (the environments' hot path)."""
         inputs = {"cost_features": self.space.cost_features(genes)}  # read by the costs and the runtime model
-        members = self.predict_members(genes, inputs)
+        predicted = self.mean_and_noise_std(genes, inputs)
+        (val_mean, val_noise), (test_mean, test_noise) = predicted["val_accuracy"], predicted["test_accuracy"]
+        log_time_mean, log_time_noise = predicted["log_train_cpu_seconds"]
         out: dict[str, np.ndarray] = {}
-        val_mean, val_std = ensemble_mean_std(members["val_accuracy"])
-        test_mean, test_std = ensemble_mean_std(members["test_accuracy"])
-        log_time_mean, log_time_std = ensemble_mean_std(members["log_train_cpu_seconds"])
         if noise:
-            scale, cap = self.noise_scale, self.noise_cap
             # One training outcome per architecture: validation and test accuracy share the draw.
             z = rng.standard_normal(len(genes))
-            out["val_accuracy"] = val_mean + noise_std(val_std, scale["val_accuracy"], cap["val_accuracy"]) * z
-            out["test_accuracy"] = test_mean + noise_std(test_std, scale["test_accuracy"], cap["test_accuracy"]) * z
-            time_target = "log_train_cpu_seconds"
-            out["train_time_s"] = np.exp(draw(log_time_mean, log_time_std, scale[time_target], rng, cap[time_target]))
+            out["val_accuracy"] = val_mean + val_noise * z
+            out["test_accuracy"] = test_mean + test_noise * z
+            out["train_time_s"] = np.exp(log_time_mean + log_time_noise * rng.standard_normal(len(genes)))
         else:
             out["val_accuracy"], out["test_accuracy"] = val_mean, test_mean
             out["train_time_s"] = np.exp(log_time_mean)

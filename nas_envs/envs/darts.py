@@ -78,7 +78,8 @@ class SurrNASDartsEnv(SequentialNASEnv):
 
     * ``budget_seconds``: simulated seconds available, or None for no limit.
     * ``noise``: draw noisy evaluations (seeded by ``reset(seed=...)``) or return ensemble means.
-    * ``surrogate``: ``"xgb"`` (default) or ``"gin"`` where one is bundled.
+    * ``surrogate``: ``"xgb"`` (default), ``"gin"``, or ``"xgb+gin"`` (the average of both ensembles' means and
+      calibrated noise; on the noise subset it ranks better than either, see the README).
     * ``render_mode``: ``"ansi"`` (genotype and objectives) or ``"rgb_array"`` (both cells drawn as DAGs).
 
     A native vector environment batches the surrogate calls of all finished architectures:

@@ -60,6 +60,7 @@ class SurrNASFBNetEnv(SequentialNASEnv):
     env = gym.make("SurrNAS-FBNet-v0", budget_seconds=None, noise=True, surrogate="xgb", render_mode=None)
     ```
 
+    ``surrogate``: ``"xgb"`` (default), ``"gin"`` or ``"xgb+gin"`` (the average of both).
     ``render_mode``: ``"ansi"`` (architecture and objectives) or ``"rgb_array"`` (the layer chain, blocks
     coloured by kernel and expansion, width by stage). Native vector env:
     ``gym.make_vec("SurrNAS-FBNet-v0", num_envs=8, vectorization_mode="vector_entry_point")``.
