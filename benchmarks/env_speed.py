@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 import nas_envs
-from nas_envs.benchmarks.model_kinds import MODEL_KINDS
+from nas_envs.benchmarks.model_kinds import load_bundled_kind, model_kind
 
 
 def import_and_make_seconds(env_id: str, repeats: int = 5) -> float:
@@ -88,8 +88,8 @@ def batched_timings_ms(name: str, surrogate: str, batch: int = 100) -> tuple[flo
     and the whole noisy ``evaluate`` (accuracy, runtime model, exact costs, noise)."""
     bench = nas_envs.make_benchmark(name, surrogate=surrogate).load()
     genes = bench.space.as_batch(bench.space.sample(batch, seed=0))
-    kind = MODEL_KINDS[surrogate]
-    accuracy = kind.load([bench.bundle_dir / f for f in bench.manifest["models"][surrogate]["files"]])
+    kind = model_kind(surrogate)
+    accuracy = load_bundled_kind(surrogate, bench.manifest["models"], bench.bundle_dir, bench.space.name)
     rng = np.random.default_rng(0)
     return (median_ms(lambda: accuracy.predict(kind.inputs(bench.space, genes, bench.cost_table))),
             median_ms(lambda: bench.evaluate_genes(genes, True, rng)))
@@ -110,7 +110,7 @@ def main() -> None:
     bundled = nas_envs.make_benchmark(args.benchmark).manifest["models"]
     for threads in sorted({torch.get_num_threads(), 1}, reverse=True):
         torch.set_num_threads(threads)  # the GIN's threads; the XGBoost models run one thread
-        for surrogate in [s for s in ("xgb", "gin") if s in bundled]:
+        for surrogate in [s for s in ("xgb", "gin", "xgb+gin") if set(s.split("+")) <= set(bundled)]:
             predict, evaluate = batched_timings_ms(args.benchmark, surrogate)
             print(f"benchmark '{args.benchmark}' ({surrogate}, {threads} torch thread(s)), 100 architectures, median "
                   f"of 50 calls: accuracy ensemble predict {predict:.2f} ms; evaluate (noisy, runtime model and "
