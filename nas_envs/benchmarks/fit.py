@@ -213,15 +213,16 @@ def score_bundle(space_name: str, kind: str, protocol_name: str | None = None, s
     space, _, _, data, cost_table = _resolve(space_name, kind, protocol_name)
     bundle = assets_dir() / "models" / space_name
     models = read_verified_manifest(bundle, f"refit it with 'nas-envs fit {space_name} --model {kind}'")["models"]
-    pooled = isinstance(model_kind(kind), PooledKinds)
-    parts = [part.name for part in model_kind(kind).parts] if pooled else [kind]
+    kind_of = model_kind(kind)
+    pooled = isinstance(kind_of, PooledKinds)
+    parts = [part.name for part in kind_of.parts] if pooled else [kind]
     fit_rows, held_rows = held_out_split(data.sources, data.keys, seed)
     report = score(kind, load_bundled_kind(kind, models, bundle, space_name), space, data, cost_table, fit_rows,
                    held_rows)
     out = {"data_lines": data.data_lines, "bundle_data_lines": min(models[part]["data_lines"] for part in parts),
            "noise_architectures": len(data.noise_genes), "held_out_metrics": report.held_out,
            "noise_subset": report.noise_subset, "noise_calibration": report.calibration,
-           "r2_ceiling": {target: r2_ceilings(data, target) for target in model_kind(kind).targets}}
+           "r2_ceiling": {target: r2_ceilings(data, target) for target in kind_of.targets}}
     if pooled:  # the benchmark averages each part's own calibrated noise; the pooled spread is not what it draws
         del out["noise_calibration"]
     return out
@@ -230,8 +231,6 @@ def score_bundle(space_name: str, kind: str, protocol_name: str | None = None, s
 def _resolve(space_name: str, kind: str, protocol_name: str | None) -> tuple[object, str, Path, Dataset, dict]:
     """The space, protocol, data file, dataset and exact cost table (the bundle's, or built when the bundle has
     none for this protocol)."""
-    from nas_envs.groundtruth.cost_tables import build_cost_table
-
     model_kind(kind)  # a clear error for an unknown kind
     protocol_name = protocol_name or DEFAULT_PROTOCOL[space_name]
     source_path = data_path(protocol_name)
@@ -239,6 +238,8 @@ def _resolve(space_name: str, kind: str, protocol_name: str | None) -> tuple[obj
     costs_path = assets_dir() / "models" / space_name / "costs.json"
     cost_table = json.loads(costs_path.read_text()) if costs_path.exists() else None
     if cost_table is None or cost_table.get("protocol") != protocol_name:
+        from nas_envs.groundtruth.cost_tables import build_cost_table  # assembles networks: torch
+
         cost_table = build_cost_table(space, PROTOCOLS[protocol_name])
     return space, protocol_name, source_path, load_dataset(source_path, protocol_name), cost_table
 
