@@ -19,6 +19,9 @@ def _run(args: argparse.Namespace) -> int:
     from agents.plot import format_table, summarise
     from agents.runner import RunSettings, load_runs, parse_duration, run
 
+    if args.surrogate is not None and not args.env.startswith("SurrNAS-"):
+        raise ValueError(f"--surrogate chooses the accuracy surrogate of SurrNAS-DARTS/FBNet; {args.env} has none "
+                         "to choose (CitySeg problems score with their rank-net)")
     settings = RunSettings(
         env_id=args.env, agent=args.agent, budget_seconds=parse_duration(args.budget),
         max_evaluations=args.max_evaluations, noise=not args.no_noise,

@@ -98,7 +98,7 @@ def test_runner_cli_and_plot(tmp_path, capsys):
     assert table["rs"]["seeds"] == 3 and table["rs"]["val_error_se"] > 0
 
 
-def test_a_run_on_another_surrogate_records_it_and_its_incumbents_are_judged_by_it(tmp_path):
+def test_a_run_on_another_surrogate_records_it_and_its_incumbents_are_judged_by_it(tmp_path, capsys):
     import nas_envs
 
     out = tmp_path / "runs"
@@ -112,6 +112,9 @@ def test_a_run_on_another_surrogate_records_it_and_its_incumbents_are_judged_by_
     assert row["surrogate_mean_val_accuracy"] == pytest.approx(float(both["val_accuracy"][0]))
     xgb = nas_envs.make_benchmark("darts").evaluate([row["architecture"]], noise=False)
     assert row["surrogate_mean_val_accuracy"] != pytest.approx(float(xgb["val_accuracy"][0]))
+    assert main(["run", "--env", "CitySeg-MOP1-v0", "--agent", "rs", "--budget", "1h", "--surrogate", "gin",
+                 "--out", str(out)]) != 0
+    assert "CitySeg-MOP1-v0 has none to choose" in capsys.readouterr().err
 
 
 def test_incumbents_list_each_runs_final_incumbent_for_training(tmp_path, capsys):
