@@ -38,10 +38,11 @@ def final_incumbents(folder: Path) -> list[dict]:
                     "env_kwargs": settings[agent].get("env_kwargs", {}), "architecture": best["architecture"],
                     "found_at_evaluation": best["evaluation"], "observed_val_accuracy": best["val_accuracy"]})
     # the surrogate mean comes from the environment the run used (its surrogate included)
-    for environment in {json.dumps([row["env_id"], row["env_kwargs"]], sort_keys=True) for row in out}:
-        env_id, env_kwargs = json.loads(environment)
-        benchmark = gym.make(env_id, **env_kwargs).unwrapped.benchmark
-        listed = [row for row in out if [row["env_id"], row["env_kwargs"]] == [env_id, env_kwargs]]
+    by_environment: dict[str, list[dict]] = {}
+    for row in out:
+        by_environment.setdefault(json.dumps([row["env_id"], row["env_kwargs"]], sort_keys=True), []).append(row)
+    for listed in by_environment.values():
+        benchmark = gym.make(listed[0]["env_id"], **listed[0]["env_kwargs"]).unwrapped.benchmark
         means = benchmark.evaluate([row["architecture"] for row in listed], noise=False)["val_accuracy"]
         for row, mean in zip(listed, means):
             row["surrogate_mean_val_accuracy"] = float(mean)

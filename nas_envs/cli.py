@@ -63,8 +63,8 @@ def _evaluate_surrogate(args: argparse.Namespace) -> int:
     if pooled and (args.leave_one_source_out or args.learning_curve):
         raise ValueError(f"{args.model} pools separately fitted ensembles: it is scored as bundled; refit analyses "
                          "(--leave-one-source-out, --learning-curve) take xgb or gin")
-    bench = make_benchmark(args.space, surrogate="xgb" if args.model == "runtime" else args.model)
     if not pooled:
+        bench = make_benchmark(args.space, surrogate="xgb" if args.model == "runtime" else args.model)
         entry = bench.manifest["models"][args.model]
         print(json.dumps({"bundled": {k: entry[k] for k in ("fit_records", "held_out_records", "held_out_metrics",
                                                              "noise_subset", "noise_calibration")}}, indent=2))
