@@ -1,13 +1,14 @@
-"""Which encoding should the XGBoost accuracy surrogate read? Prints 5-fold cross-validated R2, sparse Kendall tau
-and Spearman of validation accuracy.
+"""Which encoding and tree settings should the XGBoost accuracy surrogate use? Prints 5-fold cross-validated R2,
+sparse Kendall tau and Spearman of validation accuracy.
 
     python benchmarks/xgb_features.py [--space darts] [--repeats 2]
 
 Compares, on the training-subset records of the default protocol (the noise subset stays out, as in a fit):
 the one-hot bits with per-cell op counts and depths that the DARTS surrogate read before 2026-11-30, the space's
 tabular features (``space.features``), and the bundled input, those features plus the log of the exact params and
-FLOPs. Each fold fits 10-member ensembles with rounds chosen by cross-validation on its own training part, as a
-fit does. The same folds serve every encoding; ``--repeats`` draws new folds and averages.
+FLOPs; and the bundled input with the deeper, thinner trees used before (depth 4, 2 examples per leaf). Each fold
+fits 10-member ensembles with rounds chosen by cross-validation on its own training part, as a fit does. The same
+folds serve every setting; ``--repeats`` draws new folds and averages (mean +- standard error over repeats).
 """
 
 from __future__ import annotations
@@ -35,11 +36,16 @@ def one_hot_with_counts(space, genes: np.ndarray) -> np.ndarray:
     return np.concatenate([bits, counts, space.cell_depths(genes)], axis=1)
 
 
-def cross_validated_predictions(x: np.ndarray, y: np.ndarray, fold: np.ndarray, seed: int) -> np.ndarray:
+PREVIOUS_TREES = {"max_depth": 4, "min_child_weight": 2.0}
+
+
+def cross_validated_predictions(x: np.ndarray, y: np.ndarray, fold: np.ndarray, seed: int,
+                                params: dict | None = None) -> np.ndarray:
     predicted = np.empty_like(y)
     for k in range(fold.max() + 1):
         fit, held = fold != k, fold == k
-        members = train_members(x[fit], y[fit], seed=seed, rounds=cross_validated_rounds(x[fit], y[fit], seed=seed))
+        rounds = cross_validated_rounds(x[fit], y[fit], seed=seed, params=params)
+        members = train_members(x[fit], y[fit], seed=seed, params=params, rounds=rounds)
         data = xgb.DMatrix(np.asarray(x[held], dtype=np.float32))
         predicted[held] = np.mean([booster.predict(data) for booster in members], axis=0)
     return predicted
@@ -54,22 +60,26 @@ def main() -> None:
     space = get_space(args.space)
     data = load_dataset(data_path(protocol), protocol)
     cost_table = json.loads((assets_dir() / "models" / args.space / "costs.json").read_text())
-    encodings = {
-        "space.features": space.features(data.genes),
-        "space.features + log params/FLOPs (bundled)": MODEL_KINDS["xgb"].inputs(space, data.genes, cost_table),
+    bundled = MODEL_KINDS["xgb"].inputs(space, data.genes, cost_table)
+    settings = {  # name: (inputs, tree parameters over the defaults)
+        "space.features": (space.features(data.genes), None),
+        "space.features + log params/FLOPs, depth 4, 2 per leaf (before)": (bundled, PREVIOUS_TREES),
+        "space.features + log params/FLOPs (bundled)": (bundled, None),
     }
     if args.space == "darts":
-        encodings = {"one-hot bits + op counts + depth (before)": one_hot_with_counts(space, data.genes), **encodings}
+        settings = {"one-hot bits + op counts + depth, depth 4, 2 per leaf (before)":
+                    (one_hot_with_counts(space, data.genes), PREVIOUS_TREES), **settings}
     y = data.targets["val_accuracy"]
     print(f"{protocol}: {len(y)} training records ({data.data_lines} lines), validation accuracy, "
           f"5-fold cross-validation x {args.repeats}")
     folds = [np.random.default_rng(repeat).permutation(len(y)) % 5 for repeat in range(args.repeats)]
-    for name, x in encodings.items():
-        scores = [all_metrics(y, cross_validated_predictions(x, y, fold, seed)) for seed, fold in enumerate(folds)]
-        mean = {key: np.mean([s[key] for s in scores]) for key in ("r2", "sparse_kendall_tau", "spearman")}
-        print(f"{name} ({x.shape[1]} columns): R2 {mean['r2']:.3f}, sparse Kendall tau "
-              f"{mean['sparse_kendall_tau']:.3f}, Spearman {mean['spearman']:.3f}")
-
+    for name, (x, params) in settings.items():
+        scores = [all_metrics(y, cross_validated_predictions(x, y, fold, seed, params))
+                  for seed, fold in enumerate(folds)]
+        values = {label: np.array([s[key] for s in scores]) for key, label in
+                  (("r2", "R2"), ("sparse_kendall_tau", "sparse Kendall tau"), ("spearman", "Spearman"))}
+        summary = ", ".join(f"{label} {v.mean():.3f} +- {v.std() / np.sqrt(len(v)):.3f}" for label, v in values.items())
+        print(f"{name} ({x.shape[1]} columns): {summary}")
 
 if __name__ == "__main__":
     main()

@@ -78,11 +78,15 @@ def test_device_agreement_pairs_the_same_jobs():
 
 
 def test_summary_keeps_the_seconds_of_each_device_apart():
-    records = [dict(record("a", 0.8, subset="train"), source="random", train_seconds=s, environment=e)
-               for s, e in ((100.0, {}), (120.0, {"device": "cpu"}), (30.0, {"device": "cuda"}))]
+    records = [dict(record("a", v, subset="train"), source="random", train_seconds=s, environment=e)
+               for v, s, e in ((0.80, 100.0, {}), (0.84, 120.0, {"device": "cpu"}), (0.81, 30.0, {"device": "cuda"}))]
+    records.append(dict(records[0], source="param-free", val_accuracy=0.5))  # not uniformly random: no mean
     out = summary(records)["by_device"]
-    assert out["cpu"]["records"] == 2 and out["cpu"]["train_seconds_median"] == 110.0
+    assert out["cpu"]["records"] == 3 and out["cpu"]["train_seconds_median"] == 100.0
     assert out["cuda"]["train_seconds_median"] == 30.0
+    assert out["cpu"]["random_train_val_accuracy"] == {"records": 2, "mean": pytest.approx(0.82),
+                                                       "standard_error": pytest.approx(0.02)}
+    assert "random_train_val_accuracy" not in out["cuda"]  # one record: no standard error
 
 
 def test_data_card_command_on_the_committed_data(tmp_path, capsys):

@@ -8,7 +8,7 @@ import xgboost as xgb
 from surrogates.forest import ForestEnsemble
 from surrogates.manifest import AssetError, read_verified_manifest, write_manifest
 from surrogates.metrics import all_metrics, sparse_kendall_tau
-from surrogates.noise import calibration_scale, noise_std
+from surrogates.noise import SeedNoise, calibration_scale, measure_seed_noise, noise_std
 from surrogates.xgb import fit_xgb_ensemble
 
 
@@ -86,11 +86,35 @@ def test_metrics_on_known_values():
     assert sparse_kendall_tau(y, tied) == pytest.approx(4 / np.sqrt(6 * 4))  # tau-b with two tied pairs
 
 
-def test_noise_calibration_scales_and_caps_the_spread():
-    assert calibration_scale(np.array([0.001, 0.003]), 0.004) == pytest.approx(2.0)
-    np.testing.assert_allclose(noise_std(np.array([0.001, 0.003, 0.01]), 2.0, cap=0.009), [0.002, 0.006, 0.009])
+def test_seed_noise_range_is_net_of_sampling_scatter():
+    rng = np.random.default_rng(0)
+    # 400 architectures with the same true noise: sample stds of 3 seeds scatter widely, the range does not
+    equal = list(rng.normal(0.0, 0.005, (400, 3)))
+    noise = measure_seed_noise(equal)
+    assert np.sqrt(noise.variance) == pytest.approx(0.005, rel=0.05)
+    assert max(np.std(v, ddof=1) for v in equal) > 0.009
+    assert 0.004 < noise.low <= noise.high < 0.006
+    # half of them four times noisier: the range widens to cover both
+    unequal = [v * (4 if i % 2 else 1) for i, v in enumerate(equal)]
+    noisy = measure_seed_noise(unequal)
+    assert noisy.low < 0.004 and noisy.high > 0.014
+    with pytest.raises(ValueError, match="at least 2 seeds"):
+        measure_seed_noise([np.array([0.8, 0.81]), np.array([0.8])])
+
+
+def test_noise_calibration_matches_the_seed_variance_after_clipping():
+    spread = np.array([0.001, 0.002, 0.003, 0.01])
+    unclipped = calibration_scale(spread, SeedNoise(variance=0.004**2, low=0.0, high=np.inf))
+    assert np.mean((unclipped * spread) ** 2) == pytest.approx(0.004**2)
+    noise = SeedNoise(variance=0.004**2, low=0.003, high=0.005)
+    scale = calibration_scale(spread, noise)
+    drawn = noise_std(spread, scale, noise.low, noise.high)
+    assert np.mean(drawn**2) == pytest.approx(0.004**2)
+    assert drawn.min() == pytest.approx(0.003) and drawn.max() == pytest.approx(0.005)
     with pytest.raises(ValueError, match="no spread"):
-        calibration_scale(np.zeros(3), 0.01)
+        calibration_scale(np.zeros(3), noise)
+    with pytest.raises(ValueError, match="outside the range"):
+        calibration_scale(spread, SeedNoise(variance=0.006**2, low=0.003, high=0.005))
 
 
 def test_manifest_detects_missing_and_corrupted_files(tmp_path):
@@ -245,12 +269,16 @@ def test_r2_ceiling_on_known_noise():
     assert ceiling["noise_subset_seed_means"] == pytest.approx(1 - 0.0001 / 0.005)  # 0.0002 / 2 over var(0.81, 0.91)
 
 
-def test_a_model_fitted_on_other_inputs_is_refused_with_the_refit_command(tmp_path):
+def test_a_model_of_another_format_is_refused_with_the_refit_command(tmp_path):
     from nas_envs.benchmarks.model_kinds import load_bundled
 
-    stale = {"targets": ["val_accuracy", "test_accuracy"], "inputs": "features", "files": []}
+    stale = {"targets": ["val_accuracy", "test_accuracy"], "inputs": "features", "files": [], "noise_range": {}}
     with pytest.raises(ValueError, match=r"inputs 'features'.*'nas-envs fit darts --model xgb'"):
         load_bundled("xgb", stale, tmp_path, "darts")
+    uncalibrated = {**stale, "inputs": "features_and_log_costs"}
+    del uncalibrated["noise_range"]
+    with pytest.raises(ValueError, match=r"no calibrated noise range.*'nas-envs fit darts --model xgb'"):
+        load_bundled("xgb", uncalibrated, tmp_path, "darts")
 
 
 def test_spread_against_seed_noise_tells_a_spread_that_follows_the_seeds_from_one_that_does_not():

@@ -24,7 +24,7 @@ from nas_envs.groundtruth.train import DEFAULT_PROTOCOL, PROTOCOLS
 from nas_envs.spaces import get_space
 from surrogates.manifest import MANIFEST, read_verified_manifest, write_manifest
 from surrogates.metrics import all_metrics, mae
-from surrogates.noise import calibration_scale, ensemble_mean_std
+from surrogates.noise import calibration_scale, ensemble_mean_std, measure_seed_noise, noise_std
 
 HELD_OUT_FRACTION = 0.1
 
@@ -112,7 +112,7 @@ class FitReport:
     held_out: dict[str, dict]
     noise_subset: dict[str, dict]
     scale: dict[str, float]
-    cap: dict[str, float | None]  # None: not measured, no cap
+    noise_range: dict[str, list[float] | None]  # None: not measured, no clipping
     calibration: dict[str, dict]
     fit_records: int
     held_out_records: int
@@ -138,8 +138,9 @@ def fit_and_score(
 def score(kind: str, model, space, data: Dataset, cost_table: dict, fit_rows: np.ndarray, eval_rows: np.ndarray,
           files: list[Path] | None = None) -> FitReport:
     """``kind``'s fitted ``model`` on ``eval_rows`` and on the noise subset, with the noise calibration: the
-    spread scale that makes the ensemble's mean std on the noise subset equal the measured seed std, and the cap
-    (the largest measured seed std). The constant predictor of the comparison is the mean of ``fit_rows``."""
+    range of per-architecture seed noise that the noise subset supports, and the spread scale that gives draws
+    clipped to it the measured mean seed variance (:mod:`surrogates.noise`). The constant predictor of the
+    comparison is the mean of ``fit_rows``."""
     kind_of = model_kind(kind)
     targets = np.stack([data.targets[t] for t in kind_of.targets], axis=1)
     measured = np.isfinite(targets).all(axis=1)
@@ -154,22 +155,25 @@ def score(kind: str, model, space, data: Dataset, cost_table: dict, fit_rows: np
         if held_out is not None:
             report.held_out[target] = all_metrics(y[eval_rows], held_out[:, :, column].mean(axis=1))
         report.scale[target] = 1.0
-        report.cap[target] = None
+        report.noise_range[target] = None
         report.calibration[target] = {"calibrated": False}
         measured_noise = [np.isfinite(v).all() for v in data.noise_targets[target]]
         if noise_predictions is not None and sum(measured_noise) >= 2:
             mean, std = ensemble_mean_std(noise_predictions[measured_noise, :, column])
             values = [v for v, keep in zip(data.noise_targets[target], measured_noise) if keep]
-            seed_stds = [v.std(ddof=1) for v in values]
-            seed_std = float(np.mean(seed_stds))
-            report.scale[target] = calibration_scale(std, seed_std)
-            report.cap[target] = float(np.max(seed_stds))
+            seed_noise = measure_seed_noise(values)
+            report.scale[target] = calibration_scale(std, seed_noise)
+            report.noise_range[target] = [seed_noise.low, seed_noise.high]
+            drawn_std = noise_std(std, report.scale[target], seed_noise.low, seed_noise.high)
             report.calibration[target] = {
                 "calibrated": True,
                 "ensemble_std_before": float(std.mean()),
-                "measured_seed_std": seed_std,
+                "measured_seed_rms_std": float(np.sqrt(seed_noise.variance)),
+                "largest_measured_seed_std": float(max(v.std(ddof=1) for v in values)),
                 "scale": report.scale[target],
-                "largest_measured_seed_std": report.cap[target],
+                "noise_range": report.noise_range[target],
+                "share_clipped_low": float(np.mean(drawn_std <= seed_noise.low)),
+                "share_clipped_high": float(np.mean(drawn_std >= seed_noise.high)),
                 **spread_against_seed_noise(std, values),
             }
             report.noise_subset[target] = surrogate_against_table(values, mean, constant=float(y[fit_rows].mean()))
@@ -279,7 +283,7 @@ def fit_surrogate(
         "inputs": MODEL_KINDS[kind].input_name,
         "files": [path.relative_to(scratch).as_posix() for path in report.files],
         "noise_scale": report.scale,
-        "noise_cap": report.cap,
+        "noise_range": report.noise_range,
         "seed": seed,
         "held_out_metrics": report.held_out,
         "noise_calibration": report.calibration,

@@ -57,8 +57,8 @@ class _TabularKind:
 
 class ForestKind(_TabularKind):
     """XGBoost ensembles on the space's tabular features plus the log of the exact params and FLOPs: trees split
-    on one column where params are a weighted sum of many (5-fold R2 of DARTS validation accuracy 0.39 without
-    them, 0.43 with them: ``python benchmarks/xgb_features.py``)."""
+    on one column where params are a weighted sum of many (5-fold R2 of DARTS validation accuracy 0.41 without
+    them, 0.45 with them: ``python benchmarks/xgb_features.py``)."""
 
     input_name = "features_and_log_costs"
 
@@ -177,10 +177,13 @@ def load_bundled(kind: str, entry: dict, bundle: Path, space_name: str) -> Predi
     """The predictor of a bundle's manifest ``entry`` for ``kind``, after checking that this version of nas-envs
     reads the same targets from the same inputs."""
     model_kind = MODEL_KINDS[kind]
+    refit = f"refit it with 'nas-envs fit {space_name} --model {kind}'"
     if (list(entry.get("targets", ())), entry.get("inputs")) != (list(model_kind.targets), model_kind.input_name):
         raise ValueError(f"{bundle}: the {kind!r} model was written by another version of nas-envs (inputs "
-                         f"{entry.get('inputs')!r}, this version reads {model_kind.input_name!r}); refit it with "
-                         f"'nas-envs fit {space_name} --model {kind}'")
+                         f"{entry.get('inputs')!r}, this version reads {model_kind.input_name!r}); {refit}")
+    if "noise_range" not in entry:
+        raise ValueError(f"{bundle}: the {kind!r} model was written by another version of nas-envs (no calibrated "
+                         f"noise range); {refit}")
     return model_kind.load([bundle / f for f in entry["files"]])
 
 

@@ -89,8 +89,8 @@ class SurrogateBenchmark:
     def mean_and_noise_std(self, genes: np.ndarray, inputs: dict[str, object] | None = None
                            ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Per target, for canonical genes: the ensemble mean and the noise std of one training, the ensemble's
-        spread times the scale calibrated on the noise subset, at most the largest seed std measured there (see
-        :func:`~surrogates.noise.noise_std`); averaged over both ensembles for ``"xgb+gin"``. ``inputs``: encodings
+        spread times the scale calibrated on the noise subset, clipped to the range of seed noise measured there
+        (see :mod:`surrogates.noise`); averaged over both ensembles for ``"xgb+gin"``. ``inputs``: encodings
         of ``genes`` already computed, by input name (each encoding is computed once, whichever kinds read it)."""
         inputs = {} if inputs is None else inputs
         per_target: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
@@ -101,8 +101,8 @@ class SurrogateBenchmark:
             predictions = model.predict(inputs[model_kind.input_name])
             for column, target in enumerate(model_kind.targets):
                 mean, std = ensemble_mean_std(predictions[:, :, column])
-                cap = entry["noise_cap"][target]
-                noise = noise_std(std, entry["noise_scale"][target], np.inf if cap is None else cap)
+                low, high = entry["noise_range"][target] or (0.0, np.inf)
+                noise = noise_std(std, entry["noise_scale"][target], low, high)
                 per_target.setdefault(target, []).append((mean, noise))
         return {target: (np.mean([mean for mean, _ in pairs], axis=0), np.mean([noise for _, noise in pairs], axis=0))
                 for target, pairs in per_target.items()}

@@ -52,8 +52,9 @@ class SurrNASDartsEnv(SequentialNASEnv):
     ## Rewards
 
     0 on every step but the last; on the step that completes the architecture, its validation accuracy as a
-    fraction in [0, 1]: a noisy draw around the surrogate ensemble's mean with ``noise=True`` (the default),
-    the mean with ``noise=False``.
+    fraction in [0, 1]: with ``noise=True`` (the default) a draw around the surrogate ensemble's mean whose std
+    is the ensemble's spread, calibrated and clipped to the seed-to-seed noise of real trainings (the bundle's
+    noise subset); the mean with ``noise=False``.
 
     ## Starting State
 

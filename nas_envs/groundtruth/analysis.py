@@ -98,7 +98,9 @@ def device(record: dict) -> str:
 
 def summary(records: list[dict], metric: str = "val_accuracy", seconds: str = "train_seconds") -> dict:
     """Counts, cost and range of a collection (CitySeg: ``metric="val_miou"``, ``seconds="eval_seconds"``).
-    Seconds are summarised per device: a GPU's seconds and a CPU core's are different clocks."""
+    Seconds are summarised per device: a GPU's seconds and a CPU core's are different clocks. Per device also the
+    mean ``metric`` of its uniformly random training records (with its standard error): these architectures are
+    drawn alike on every device, so a gap between the means is the device's effect plus sampling noise."""
     counts = collections.Counter((r["subset"], r["source"]) for r in records)
     values = np.array([r[metric] for r in records])
     cost = {}
@@ -110,6 +112,14 @@ def summary(records: list[dict], metric: str = "val_accuracy", seconds: str = "t
             f"{seconds}_range": [float(spent.min()), float(spent.max())],
             f"{seconds}_total_hours": float(spent.sum() / 3600),
         }
+        random = np.array([r[metric] for r in records
+                           if device(r) == name and (r["subset"], r["source"]) == ("train", "random")])
+        if len(random) >= 2:
+            cost[name][f"random_train_{metric}"] = {
+                "records": len(random),
+                "mean": float(random.mean()),
+                "standard_error": float(random.std(ddof=1) / np.sqrt(len(random))),
+            }
     return {
         "records": len(records),
         "distinct_architectures": len({r["arch"] for r in records}),
