@@ -103,10 +103,10 @@ def summary(records: list[dict], metric: str = "val_accuracy", seconds: str = "t
     drawn alike on every device, so a gap between the means is the device's effect plus sampling noise."""
     counts = collections.Counter((r["subset"], r["source"]) for r in records)
     values = np.array([r[metric] for r in records])
-    cost = {}
+    per_device = {}
     for name in sorted({device(r) for r in records}):
         spent = np.array([r[seconds] for r in records if device(r) == name])
-        cost[name] = {
+        per_device[name] = {
             "records": len(spent),
             f"{seconds}_median": float(np.median(spent)),
             f"{seconds}_range": [float(spent.min()), float(spent.max())],
@@ -115,7 +115,7 @@ def summary(records: list[dict], metric: str = "val_accuracy", seconds: str = "t
         random = np.array([r[metric] for r in records
                            if device(r) == name and (r["subset"], r["source"]) == ("train", "random")])
         if len(random) >= 2:
-            cost[name][f"random_train_{metric}"] = {
+            per_device[name][f"random_train_{metric}"] = {
                 "records": len(random),
                 "mean": float(random.mean()),
                 "standard_error": float(random.std(ddof=1) / np.sqrt(len(random))),
@@ -124,7 +124,7 @@ def summary(records: list[dict], metric: str = "val_accuracy", seconds: str = "t
         "records": len(records),
         "distinct_architectures": len({r["arch"] for r in records}),
         "by_subset_and_source": {f"{subset}/{source}": n for (subset, source), n in sorted(counts.items())},
-        "by_device": cost,
+        "by_device": per_device,
         f"{metric}_range": [float(values.min()), float(values.max())],
         **_cpu_seconds(records),
         "noise": noise_summary(records, metric),
