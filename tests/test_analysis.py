@@ -1,9 +1,12 @@
 import json
+import numpy as np
 
 import pytest
 
 from agents.cli import main
-from nas_envs.groundtruth.analysis import device_agreement, noise_subset_agreement, noise_summary, summary
+from nas_envs.groundtruth.analysis import (
+    MIN_OFFSET_RECORDS, device_agreement, device_offsets, noise_subset_agreement, noise_summary, summary,
+)
 
 
 def record(arch, val, subset="noise"):
@@ -87,6 +90,24 @@ def test_summary_keeps_the_seconds_of_each_device_apart():
     assert out["cpu"]["random_train_val_accuracy"] == {"records": 2, "mean": pytest.approx(0.82),
                                                        "standard_error": pytest.approx(0.02)}
     assert "random_train_val_accuracy" not in out["cuda"]  # one record: no standard error
+
+
+def test_device_offsets_put_a_device_on_the_cpu_scale_only_with_enough_random_records():
+    def on(device_name, values, source="random"):
+        return [dict(record(f"{device_name}{i}", v, subset="train"), source=source, test_accuracy=v - 0.01,
+                     environment={"device": device_name}) for i, v in enumerate(values)]
+
+    n = MIN_OFFSET_RECORDS
+    cpu = on("cpu", [0.85, 0.86] * (n // 2))  # mean 0.855, std 0.0051
+    gpu = on("cuda", [0.84, 0.85] * (n // 2)) + on("cuda", [0.5] * n, source="param-free")  # not random: ignored
+    offsets = device_offsets(cpu + gpu, ("val_accuracy", "test_accuracy"))
+    assert set(offsets) == {"cuda"}
+    for metric in ("val_accuracy", "test_accuracy"):
+        assert offsets["cuda"][metric]["offset"] == pytest.approx(0.01)
+        assert offsets["cuda"][metric]["standard_error"] == pytest.approx(np.hypot(*[0.0051299 / np.sqrt(n)] * 2),
+                                                                          rel=1e-4)
+        assert offsets["cuda"][metric]["records"] == offsets["cuda"][metric]["reference_records"] == n
+    assert device_offsets(cpu + gpu[: n - 1], ("val_accuracy",)) == {}  # too few on the device: no offset
 
 
 def test_data_card_command_on_the_committed_data(tmp_path, capsys):

@@ -228,6 +228,22 @@ def test_runtime_model_is_fitted_on_trainings_with_cpu_seconds_only(tmp_path):
     assert np.isfinite(runtime.held_out["log_train_cpu_seconds"]["r2"])
 
 
+def test_gpu_accuracies_are_fitted_on_the_cpu_scale():
+    from nas_envs.assets import data_path
+    from nas_envs.benchmarks.fit import load_dataset
+    from nas_envs.groundtruth.collect import read_records
+
+    path = data_path("darts-fmnist14-c8l8-e4-v1")
+    data = load_dataset(path, "darts-fmnist14-c8l8-e4-v1")
+    train = [r for r in read_records(path) if r["subset"] == "train"][: len(data.genes)]  # a collector may append
+    on_gpu = np.array([r["environment"].get("device") == "cuda" for r in train])
+    measured = np.array([r["val_accuracy"] for r in train])
+    offset = data.device_offsets["cuda"]["val_accuracy"]["offset"]
+    assert 0 < offset < 0.01  # the H200's random trainings read lower than the CPU's (data card, "GPU trainings")
+    assert np.allclose(data.targets["val_accuracy"][on_gpu], measured[on_gpu] + offset)
+    assert np.array_equal(data.targets["val_accuracy"][~on_gpu], measured[~on_gpu])
+
+
 def test_a_bundle_is_judged_on_the_grown_noise_subset_without_refitting(tmp_path, monkeypatch):
     from pathlib import Path
 
@@ -263,7 +279,7 @@ def test_r2_ceiling_on_known_noise():
     seeds = [np.array([0.80, 0.82]), np.array([0.90, 0.92])]  # seed variance 0.0002 each; seed means 0.81, 0.91
     data = Dataset(genes=np.zeros((3, 1)), targets={"val_accuracy": np.array([0.80, 0.85, 0.90])},
                    sources=np.array(["random"] * 3), keys=np.array(["a", "b", "c"]), noise_genes=np.zeros((2, 1)),
-                   noise_targets={"val_accuracy": seeds}, noise={}, data_sha256="", data_lines=5)
+                   noise_targets={"val_accuracy": seeds}, noise={}, device_offsets={}, data_sha256="", data_lines=5)
     ceiling = r2_ceilings(data, "val_accuracy")
     assert ceiling["held_out_single_seed"] == pytest.approx(1 - 0.0002 / 0.0025)  # variance of 0.80, 0.85, 0.90
     assert ceiling["noise_subset_seed_means"] == pytest.approx(1 - 0.0001 / 0.005)  # 0.0002 / 2 over var(0.81, 0.91)

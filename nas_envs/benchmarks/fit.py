@@ -18,7 +18,7 @@ import numpy as np
 
 from nas_envs.assets import assets_dir, data_path
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, PooledKinds, load_bundled_kind, model_kind
-from nas_envs.groundtruth.analysis import noise_groups, noise_summary
+from nas_envs.groundtruth.analysis import device, device_offsets, noise_groups, noise_summary
 from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.train import DEFAULT_PROTOCOL, PROTOCOLS
 from nas_envs.spaces import get_space
@@ -40,40 +40,50 @@ class Dataset:
     noise_genes: np.ndarray
     noise_targets: dict[str, list[np.ndarray]]  # per target, per architecture: the value of each seed
     noise: dict  # seed noise against architecture spread, see noise_summary
+    device_offsets: dict  # added to other devices' accuracies to put them on the CPU's scale, see device_offsets
     data_sha256: str  # of exactly the lines read
     data_lines: int
 
 
-TARGETS = ("val_accuracy", "test_accuracy", "log_train_cpu_seconds")
+ACCURACY_TARGETS = ("val_accuracy", "test_accuracy")
+TARGETS = (*ACCURACY_TARGETS, "log_train_cpu_seconds")
 
 
-def targets_of(records: list[dict]) -> dict[str, np.ndarray]:
-    """Targets per record. The simulated clock is one CPU core's: the runtime target is the training's CPU
+def targets_of(records: list[dict], offsets: dict[str, dict]) -> dict[str, np.ndarray]:
+    """Targets per record. Accuracies measured on another device than the CPU get that device's ``offsets`` (see
+    :func:`~nas_envs.groundtruth.analysis.device_offsets`): the noise subset, the collection's bulk and the
+    benchmark's scale are the CPU's. The simulated clock is one CPU core's: the runtime target is the training's CPU
     seconds, which other work on the machine does not inflate (wall-clock seconds it does). Records without them
     (GPU trainings; CPU trainings from before the field existed) have NaN there."""
+    def accuracy(metric: str) -> np.ndarray:
+        return np.array([r[metric] + offsets.get(device(r), {}).get(metric, {}).get("offset", 0.0) for r in records])
+
     return {
-        "val_accuracy": np.array([r["val_accuracy"] for r in records]),
-        "test_accuracy": np.array([r["test_accuracy"] for r in records]),
+        **{metric: accuracy(metric) for metric in ACCURACY_TARGETS},
         "log_train_cpu_seconds": np.log([r.get("train_cpu_seconds", np.nan) for r in records]),
     }
 
 
-def load_dataset(path: Path, protocol: str) -> Dataset:
+def load_dataset(path: Path, protocol: str, correct_devices: bool = True) -> Dataset:
+    """The records of ``protocol`` in ``path``; with ``correct_devices``, other devices' accuracies on the CPU's
+    scale (:func:`targets_of`)."""
     every, digest, lines = snapshot(path)
     records = [r for r in every if r["protocol"] == protocol]
     train = [r for r in records if r["subset"] == "train"]
     if len(train) < 10:
         raise ValueError(f"{path}: only {len(train)} training records for {protocol}; collect more first")
     repeated = list(noise_groups(records).values())
-    per_group = [targets_of(g) for g in repeated]
+    offsets = device_offsets(records, ACCURACY_TARGETS) if correct_devices else {}
+    per_group = [targets_of(g, offsets) for g in repeated]
     return Dataset(
         genes=np.array([r["genes"] for r in train], dtype=np.int64),
-        targets=targets_of(train),
+        targets=targets_of(train, offsets),
         sources=np.array([r["source"] for r in train]),
         keys=np.array([r["job"] for r in train]),
         noise_genes=np.array([g[0]["genes"] for g in repeated], dtype=np.int64).reshape(len(repeated), -1),
         noise_targets={t: [g[t] for g in per_group] for t in TARGETS},
         noise=noise_summary(records),
+        device_offsets=offsets,
         data_sha256=digest,
         data_lines=lines,
     )
@@ -299,7 +309,7 @@ def fit_surrogate(
         every_file,
         space=space_name,
         protocol=protocol_name,
-        data={"file": source_path.name, "noise": data.noise},
+        data={"file": source_path.name, "noise": data.noise, "device_offsets": data.device_offsets},
         models=models,
     )
     return models[kind]

@@ -96,11 +96,45 @@ def device(record: dict) -> str:
     return record.get("environment", {}).get("device", "cpu")
 
 
+def random_train_mean(records: list[dict], metric: str) -> dict | None:
+    """Mean ``metric`` of the uniformly random training records, with its standard error (None: fewer than 2)."""
+    values = np.array([r[metric] for r in records if (r["subset"], r["source"]) == ("train", "random")])
+    if len(values) < 2:
+        return None
+    return {"records": len(values), "mean": float(values.mean()),
+            "standard_error": float(values.std(ddof=1) / np.sqrt(len(values)))}
+
+
+MIN_OFFSET_RECORDS = 20
+
+
+def device_offsets(records: list[dict], metrics: tuple[str, ...], reference: str = "cpu") -> dict[str, dict]:
+    """Per device other than ``reference`` and per metric: what to add to that device's values to put them on the
+    reference's scale, i.e. the gap between the mean of the reference's uniformly random training records and the
+    device's (random architectures are drawn alike on every device, so the gap estimates the device's effect), with
+    its standard error. A device or reference with fewer than ``MIN_OFFSET_RECORDS`` such records gets no offset:
+    a gap from a few records is mostly sampling noise."""
+    offsets: dict[str, dict] = {}
+    for name in sorted({device(r) for r in records} - {reference}):
+        for metric in metrics:
+            ours = random_train_mean([r for r in records if device(r) == name], metric)
+            theirs = random_train_mean([r for r in records if device(r) == reference], metric)
+            if ours is None or theirs is None or min(ours["records"], theirs["records"]) < MIN_OFFSET_RECORDS:
+                continue
+            offsets.setdefault(name, {})[metric] = {
+                "offset": theirs["mean"] - ours["mean"],
+                "standard_error": float(np.hypot(theirs["standard_error"], ours["standard_error"])),
+                "records": ours["records"], "reference_records": theirs["records"],
+            }
+    return offsets
+
+
 def summary(records: list[dict], metric: str = "val_accuracy", seconds: str = "train_seconds") -> dict:
     """Counts, cost and range of a collection (CitySeg: ``metric="val_miou"``, ``seconds="eval_seconds"``).
     Seconds are summarised per device: a GPU's seconds and a CPU core's are different clocks. Per device also the
     mean ``metric`` of its uniformly random training records (with its standard error): these architectures are
-    drawn alike on every device, so a gap between the means is the device's effect plus sampling noise."""
+    drawn alike on every device, so a gap between the means is the device's effect plus sampling noise; the
+    ``device_offsets`` that a fit adds to other devices' values follow from it (:func:`device_offsets`)."""
     counts = collections.Counter((r["subset"], r["source"]) for r in records)
     values = np.array([r[metric] for r in records])
     per_device = {}
@@ -112,19 +146,15 @@ def summary(records: list[dict], metric: str = "val_accuracy", seconds: str = "t
             f"{seconds}_range": [float(spent.min()), float(spent.max())],
             f"{seconds}_total_hours": float(spent.sum() / 3600),
         }
-        random = np.array([r[metric] for r in records
-                           if device(r) == name and (r["subset"], r["source"]) == ("train", "random")])
-        if len(random) >= 2:
-            per_device[name][f"random_train_{metric}"] = {
-                "records": len(random),
-                "mean": float(random.mean()),
-                "standard_error": float(random.std(ddof=1) / np.sqrt(len(random))),
-            }
+        random = random_train_mean([r for r in records if device(r) == name], metric)
+        if random is not None:
+            per_device[name][f"random_train_{metric}"] = random
     return {
         "records": len(records),
         "distinct_architectures": len({r["arch"] for r in records}),
         "by_subset_and_source": {f"{subset}/{source}": n for (subset, source), n in sorted(counts.items())},
         "by_device": per_device,
+        "device_offsets": device_offsets(records, (metric,)),
         f"{metric}_range": [float(values.min()), float(values.max())],
         **_cpu_seconds(records),
         "noise": noise_summary(records, metric),
