@@ -115,10 +115,11 @@ def device_offsets(records: list[dict], metrics: tuple[str, ...], reference: str
     its standard error. A device or reference with fewer than ``MIN_OFFSET_RECORDS`` such records gets no offset:
     a gap from a few records is mostly sampling noise."""
     offsets: dict[str, dict] = {}
+    on_reference = [r for r in records if device(r) == reference]
     for name in sorted({device(r) for r in records} - {reference}):
+        on_device = [r for r in records if device(r) == name]
         for metric in metrics:
-            ours = random_train_mean([r for r in records if device(r) == name], metric)
-            theirs = random_train_mean([r for r in records if device(r) == reference], metric)
+            ours, theirs = random_train_mean(on_device, metric), random_train_mean(on_reference, metric)
             if ours is None or theirs is None or min(ours["records"], theirs["records"]) < MIN_OFFSET_RECORDS:
                 continue
             offsets.setdefault(name, {})[metric] = {
