@@ -29,8 +29,12 @@ def main() -> None:
     protocol = DEFAULT_PROTOCOL[args.space]
     space = get_space(args.space)
     cost_table = json.loads((assets_dir() / "models" / args.space / "costs.json").read_text())
+    read = []
     for correct in (False, True):
         data = load_dataset(data_path(protocol), protocol, correct_devices=correct)
+        read.append(data.data_sha256)
+        if len(set(read)) > 1:  # a collector appended between the two reads: the fits would see different data
+            raise SystemExit("the data file grew between the two reads; run again (or pause the collectors)")
         fit_rows, held_rows = held_out_split(data.sources, data.keys)
         with tempfile.TemporaryDirectory() as folder:
             report = fit_and_score(args.kind, space, data, cost_table, fit_rows, held_rows, Path(folder), seed=0)

@@ -19,7 +19,6 @@ and 0.403 after such a shift of the targets (2026-11-30). Readings that day (528
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import time
 
@@ -30,7 +29,7 @@ from nas_envs.assets import data_path
 from nas_envs.benchmarks.fit import load_dataset
 from nas_envs.groundtruth.train import DEFAULT_PROTOCOL
 from nas_envs.spaces import get_space
-from surrogates.gin import GINConfig, GraphBatch, fit_member
+from surrogates.gin import GINConfig, GINEnsemble, GraphBatch
 from surrogates.metrics import all_metrics
 
 
@@ -46,21 +45,16 @@ def main() -> None:
     n = args.records or len(data.genes)
     graphs = GraphBatch(*get_space("darts").graphs(data.genes[:n]))
     y = np.stack([data.targets["val_accuracy"][:n], data.targets["test_accuracy"][:n]], axis=1)
-    default = GINConfig(num_node_types=int(graphs.node_type.max()) + 1,
-                        num_edge_types=int(graphs.edge_type.max()) + 1, outputs=y.shape[1])
     fold = np.random.default_rng(0).permutation(n) % 5
     print(f"{protocol}: {n} training records, validation accuracy, 5-fold cross-validation, {args.members} members")
     for setting in args.settings:
-        config = dataclasses.replace(default, **json.loads(setting))
+        config = GINConfig.for_graphs(graphs, y.shape[1], **json.loads(setting))
         predicted = np.empty(n)
         started = time.perf_counter()
         for k in range(5):
             fit, held = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
-            members = [fit_member(graphs.subset(fit), y[fit], config, seed) for seed in range(args.members)]
-            inputs = [torch.as_tensor(a) for a in (graphs.node_type[held], graphs.edge_index[held],
-                                                   graphs.edge_type[held])]
-            with torch.no_grad():
-                predicted[held] = np.mean([member(*inputs)[:, 0].numpy() for member in members], axis=0)
+            ensemble = GINEnsemble.fit(graphs.subset(fit), y[fit], config, members=args.members)  # seeds 0, 1, ...
+            predicted[held] = ensemble.predict(graphs.subset(held))[:, :, 0].mean(axis=1)
         m = all_metrics(y[:, 0], predicted)
         print(f"{setting}: R2 {m['r2']:.3f}, sparse Kendall tau {m['sparse_kendall_tau']:.3f}, "
               f"MAE {100 * m['mae']:.3f} %, bias {100 * m['bias']:+.3f} % ({time.perf_counter() - started:.0f} s)")

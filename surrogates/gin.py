@@ -49,6 +49,12 @@ class GINConfig:
     ranking_margin: float = 0.1  # percentage points
     ranking_weight: float = 1.0
 
+    @classmethod
+    def for_graphs(cls, graphs: GraphBatch, outputs: int, **settings) -> "GINConfig":
+        """A config whose embeddings cover every node and edge type of ``graphs``; ``settings`` override fields."""
+        return cls(num_node_types=int(graphs.node_type.max()) + 1, num_edge_types=int(graphs.edge_type.max()) + 1,
+                   outputs=outputs, **settings)
+
 
 class GIN(nn.Module):
     def __init__(self, config: GINConfig) -> None:

@@ -119,12 +119,7 @@ class GINKind:
     def fit_and_save(self, inputs, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
         from surrogates.gin import GINConfig, GINEnsemble
 
-        config = GINConfig(
-            num_node_types=int(inputs.node_type.max()) + 1,
-            num_edge_types=int(inputs.edge_type.max()) + 1,
-            outputs=len(self.targets),
-        )
-        return GINEnsemble.fit(inputs, y, config, seed=seed).save(folder)
+        return GINEnsemble.fit(inputs, y, GINConfig.for_graphs(inputs, len(self.targets)), seed=seed).save(folder)
 
     def load(self, paths: list[Path]) -> Predictor:
         from surrogates.gin import GINEnsemble
