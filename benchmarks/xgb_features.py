@@ -6,8 +6,10 @@ sparse Kendall tau and Spearman of validation accuracy.
 Compares, on the training-subset records of the default protocol (the noise subset stays out, as in a fit):
 the one-hot bits with per-cell op counts and depths that the DARTS surrogate read before 2026-11-30, the space's
 tabular features (``space.features``), and the bundled input, those features plus the log of the exact params and
-FLOPs; and the bundled input with the deeper, thinner trees used before (depth 4, 2 examples per leaf). Each fold
-fits 10-member ensembles with rounds chosen by cross-validation on its own training part, as a fit does. The same
+FLOPs; the bundled input with the deeper, thinner trees used before (depth 4, 2 examples per leaf); and a bootstrap
+ridge ensemble on the bundled input, which says how much of what the trees learn is additive in the features. Each
+fold fits 10-member ensembles with rounds (ridge: penalty) chosen by cross-validation on its own training part, as a
+fit does. The same
 folds serve every setting; ``--repeats`` draws new folds and averages (mean +- standard error over repeats).
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Callable
 
 import numpy as np
 import xgboost as xgb
@@ -24,6 +27,7 @@ from nas_envs.benchmarks.fit import load_dataset
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS
 from nas_envs.groundtruth.train import DEFAULT_PROTOCOL
 from nas_envs.spaces import get_space
+from surrogates.linear import RidgeEnsemble, cross_validated_alpha
 from surrogates.metrics import all_metrics
 from surrogates.xgb import cross_validated_rounds, train_members
 
@@ -39,15 +43,30 @@ def one_hot_with_counts(space, genes: np.ndarray) -> np.ndarray:
 PREVIOUS_TREES = {"max_depth": 4, "min_child_weight": 2.0}
 
 
+def forest(params: dict | None = None) -> Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]:
+    """Fit-and-predict with an XGBoost ensemble whose rounds are chosen by cross-validation, as a fit does."""
+    def fit_predict(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
+        rounds = cross_validated_rounds(x_fit, y_fit, seed=seed, params=params)
+        members = train_members(x_fit, y_fit, seed=seed, params=params, rounds=rounds)
+        data = xgb.DMatrix(np.asarray(x_held, dtype=np.float32))
+        return np.mean([booster.predict(data) for booster in members], axis=0)
+
+    return fit_predict
+
+
+def ridge(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
+    """Fit-and-predict with a bootstrap ridge ensemble whose penalty is chosen by cross-validation."""
+    alpha = cross_validated_alpha(x_fit, y_fit[:, None], seed=seed)
+    return RidgeEnsemble.fit(x_fit, y_fit[:, None], alpha, seed=seed).predict(x_held).mean(axis=1)[:, 0]
+
+
 def cross_validated_predictions(x: np.ndarray, y: np.ndarray, fold: np.ndarray, seed: int,
-                                params: dict | None = None) -> np.ndarray:
+                                fit_predict: Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]
+                                ) -> np.ndarray:
     predicted = np.empty_like(y)
     for k in range(fold.max() + 1):
         fit, held = fold != k, fold == k
-        rounds = cross_validated_rounds(x[fit], y[fit], seed=seed, params=params)
-        members = train_members(x[fit], y[fit], seed=seed, params=params, rounds=rounds)
-        data = xgb.DMatrix(np.asarray(x[held], dtype=np.float32))
-        predicted[held] = np.mean([booster.predict(data) for booster in members], axis=0)
+        predicted[held] = fit_predict(x[fit], y[fit], x[held], seed)
     return predicted
 
 
@@ -61,20 +80,21 @@ def main() -> None:
     data = load_dataset(data_path(protocol), protocol)
     cost_table = json.loads((assets_dir() / "models" / args.space / "costs.json").read_text())
     bundled = MODEL_KINDS["xgb"].inputs(space, data.genes, cost_table)
-    settings = {  # name: (inputs, tree parameters over the defaults)
-        "space.features": (space.features(data.genes), None),
-        "space.features + log params/FLOPs, depth 4, 2 per leaf (before)": (bundled, PREVIOUS_TREES),
-        "space.features + log params/FLOPs (bundled)": (bundled, None),
+    settings = {  # name: (inputs, model)
+        "space.features": (space.features(data.genes), forest()),
+        "space.features + log params/FLOPs, depth 4, 2 per leaf (before)": (bundled, forest(PREVIOUS_TREES)),
+        "space.features + log params/FLOPs (bundled)": (bundled, forest()),
+        "ridge on the bundled input": (bundled.astype(np.float64), ridge),
     }
     if args.space == "darts":
         settings = {"one-hot bits + op counts + depth, depth 4, 2 per leaf (before)":
-                    (one_hot_with_counts(space, data.genes), PREVIOUS_TREES), **settings}
+                    (one_hot_with_counts(space, data.genes), forest(PREVIOUS_TREES)), **settings}
     y = data.targets["val_accuracy"]
     print(f"{protocol}: {len(y)} training records ({data.data_lines} lines), validation accuracy, "
           f"5-fold cross-validation x {args.repeats}")
     folds = [np.random.default_rng(repeat).permutation(len(y)) % 5 for repeat in range(args.repeats)]
-    for name, (x, params) in settings.items():
-        scores = [all_metrics(y, cross_validated_predictions(x, y, fold, seed, params))
+    for name, (x, fit_predict) in settings.items():
+        scores = [all_metrics(y, cross_validated_predictions(x, y, fold, seed, fit_predict))
                   for seed, fold in enumerate(folds)]
         values = {label: np.array([s[key] for s in scores]) for key, label in
                   (("r2", "R2"), ("sparse_kendall_tau", "sparse Kendall tau"), ("spearman", "Spearman"))}
