@@ -196,6 +196,37 @@ def test_stacked_gin_equals_each_members_forward():
     assert ensemble.predict(graphs.subset(slice(0, 0))).shape == (0, 3, 2)
 
 
+def test_gin_with_tabular_features_reads_them_standardised_and_stacks_them_exactly(tmp_path):
+    from dataclasses import replace
+
+    from nas_envs.spaces.darts import DartsSpace
+    from surrogates.gin import GINConfig, GINEnsemble, GraphBatch
+
+    space = DartsSpace()
+    archs = space.sample(40, seed=3)
+    # a feature on a scale far from 1, which the member standardises with the fitting data's mean and std
+    features = np.column_stack([space.features(archs), 1e6 + 1e4 * np.arange(40)]).astype(np.float32)
+    graphs = GraphBatch(*space.graphs(archs), features=features)
+    y = np.stack([np.linspace(0.8, 0.9, 40), np.linspace(0.9, 0.7, 40)], axis=1)
+    config = GINConfig.for_graphs(graphs, 2, hidden=8, layers=3, epochs=3)
+    assert config.num_features == features.shape[1]
+    ensemble = GINEnsemble.fit(graphs, y, config, members=3, seed=2)
+    member = ensemble.members[0]
+    np.testing.assert_allclose(member.feature_center.numpy(), features.mean(axis=0), rtol=1e-5)
+    assert float(member.feature_scale[-1]) == pytest.approx(features[:, -1].std(), rel=1e-5)
+    assert float(member.feature_scale[np.flatnonzero(features.std(axis=0) == 0)[0]]) == 1.0  # a constant column
+    reference = ensemble.predict_per_member(graphs)
+    np.testing.assert_allclose(ensemble.predict(graphs), reference, rtol=1e-5, atol=1e-6)
+    # the features change the prediction, and the centre and scale are saved with the weights
+    shifted = replace(graphs, features=features + features.std(axis=0))
+    assert not np.allclose(ensemble.predict(shifted), reference, atol=1e-4)
+    paths = ensemble.save(tmp_path)
+    np.testing.assert_allclose(GINEnsemble.load(tmp_path, count=len(paths) - 1).predict(graphs), reference,
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match=f"reads {features.shape[1]} tabular features per graph, the batch has none"):
+        ensemble.predict(replace(graphs, features=None))
+
+
 def test_held_out_split_is_fixed_as_the_collection_grows():
     from nas_envs.benchmarks.fit import held_out_split
 
