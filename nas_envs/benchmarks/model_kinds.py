@@ -111,9 +111,10 @@ class RidgeKind(_TabularKind):
 class GINKind:
     """GIN ensembles on the space's typed graphs, each graph with the XGB surrogate's tabular input as features.
     A fit reads the features where it has at least ``records_per_feature`` records per feature (see
-    :mod:`surrogates.gin`: on the DARTS noise subset they raised the GIN's R2 from 0.42-0.43 to 0.49-0.53 with 12
-    records per feature; on FBNet's 21 trainings and 216 features the GIN's MAE grew from 0.36 % to 0.91 %, worse
-    than a constant's 0.37 %)."""
+    :mod:`surrogates.gin`: on the DARTS noise subset they raised the GIN's R2 from 0.44 to 0.54 with 12 records per
+    feature; on FBNet's 21 trainings and 216 features the GIN's noise-subset MAE grew from 0.36 % to 0.91 %, worse
+    than a constant's 0.37 %: ``nas-envs fit fbnet --model gin`` with ``records_per_feature = 0``, then
+    ``nas-envs evaluate-surrogate fbnet --model gin``)."""
 
     name = "gin"
     targets = ("val_accuracy", "test_accuracy")
