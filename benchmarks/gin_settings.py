@@ -6,12 +6,12 @@ tau, MAE and bias of validation accuracy for each setting given as JSON override
     python benchmarks/gin_settings.py '{}' '{"num_features": 0}' --noise-subset --members 10
 
 On the training-subset records of the default protocol (the noise subset stays out, as in a fit), GPU accuracies
-on the CPU's scale as in a fit, with the bundled GIN's inputs (graphs and tabular features; ``'{"num_features": 0}'``
-is the graphs-only GIN of the seed paper). Each fold fits ``--members`` members (bootstrap resamples, seeds 0..) and averages
-them; the same folds serve every setting. ``--records`` fixes the first N records, so that settings run at
-different times see the same records while a collector appends (the GPU offset is measured on the whole file, so
-their targets can still move by a few hundredths of a percent). One member takes about 20-30 s per 128 epochs on
-500 records on one core of this machine.
+on the CPU's scale as in a fit, with the bundled GIN's inputs (graphs and tabular features;
+``'{"num_features": 0}'`` is the graphs-only GIN of the seed paper). Each fold fits ``--members`` members
+(bootstrap resamples, seeds 0..) and averages them; the same folds serve every setting. ``--records`` fixes the
+first N records, so that settings run at different times see the same records while a collector appends (the GPU
+offset is measured on the whole file, so their targets can still move by a few hundredths of a percent). One
+member takes about 20-30 s per 128 epochs on 500 records on one core of this machine.
 
 Read differences with care: the members' training is chaotic, and on 528 records the same setting gave R2 0.430
 and 0.403 after such a shift of the targets (2026-11-30). Readings that day (528 records, 2 members): default
@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from dataclasses import replace
 
 import numpy as np
 import torch
@@ -35,13 +34,8 @@ from nas_envs.benchmarks.fit import load_dataset
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS
 from nas_envs.groundtruth.train import DEFAULT_PROTOCOL
 from nas_envs.spaces import get_space
-from surrogates.gin import GINConfig, GINEnsemble, GraphBatch
+from surrogates.gin import GINConfig, GINEnsemble
 from surrogates.metrics import all_metrics
-
-
-def read_by(config: GINConfig, graphs: GraphBatch) -> GraphBatch:
-    """``graphs`` as a GIN of ``config`` reads them: without features for the graphs-only GIN."""
-    return graphs if config.num_features else replace(graphs, features=None)
 
 
 def main() -> None:
@@ -57,27 +51,27 @@ def main() -> None:
     data = load_dataset(data_path(protocol), protocol)
     n = args.records or len(data.genes)
     cost_table = json.loads((assets_dir() / "models" / "darts" / "costs.json").read_text())
-    graphs = MODEL_KINDS["gin"].inputs(get_space("darts"), data.genes[:n], cost_table)
+    space = get_space("darts")
+    graphs = MODEL_KINDS["gin"].inputs(space, data.genes[:n], cost_table)
     y = np.stack([data.targets["val_accuracy"][:n], data.targets["test_accuracy"][:n]], axis=1)
-    noise_graphs = MODEL_KINDS["gin"].inputs(get_space("darts"), data.noise_genes, cost_table)
+    noise_graphs = MODEL_KINDS["gin"].inputs(space, data.noise_genes, cost_table)
     seed_means = np.array([values.mean() for values in data.noise_targets["val_accuracy"]])
     fold = np.random.default_rng(0).permutation(n) % 5
     judged_on = (f"the seed means of {len(seed_means)} noise-subset architectures" if args.noise_subset
                  else "5-fold cross-validation")
     print(f"{protocol}: {n} training records, validation accuracy, {judged_on}, {args.members} members")
     for setting in args.settings:
-        config = GINConfig.for_graphs(graphs, y.shape[1], **json.loads(setting))
-        inputs = read_by(config, graphs)
+        config = GINConfig.for_graphs(graphs, y.shape[1], **json.loads(setting))  # a graphs-only GIN ignores features
         started = time.perf_counter()
         if args.noise_subset:
-            ensemble = GINEnsemble.fit(inputs, y, config, members=args.members)  # seeds 0, 1, ...
-            truth, predicted = seed_means, ensemble.predict(read_by(config, noise_graphs))[:, :, 0].mean(axis=1)
+            ensemble = GINEnsemble.fit(graphs, y, config, members=args.members)  # seeds 0, 1, ...
+            truth, predicted = seed_means, ensemble.predict(noise_graphs)[:, :, 0].mean(axis=1)
         else:
             truth, predicted = y[:, 0], np.empty(n)
             for k in range(5):
                 fit, held = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
-                ensemble = GINEnsemble.fit(inputs.subset(fit), y[fit], config, members=args.members)
-                predicted[held] = ensemble.predict(inputs.subset(held))[:, :, 0].mean(axis=1)
+                ensemble = GINEnsemble.fit(graphs.subset(fit), y[fit], config, members=args.members)
+                predicted[held] = ensemble.predict(graphs.subset(held))[:, :, 0].mean(axis=1)
         m = all_metrics(truth, predicted)
         print(f"{setting}: R2 {m['r2']:.3f}, sparse Kendall tau {m['sparse_kendall_tau']:.3f}, "
               f"MAE {100 * m['mae']:.3f} %, bias {100 * m['bias']:+.3f} % ({time.perf_counter() - started:.0f} s)")

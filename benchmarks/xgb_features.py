@@ -9,8 +9,8 @@ tabular features (``space.features``), and the bundled input, those features plu
 FLOPs; the bundled input with the deeper, thinner trees used before (depth 4, 2 examples per leaf); and a bootstrap
 ridge ensemble on the bundled input, which says how much of what the trees learn is additive in the features. Each
 fold fits 10-member ensembles with rounds (ridge: penalty) chosen by cross-validation on its own training part, as a
-fit does. The same
-folds serve every setting; ``--repeats`` draws new folds and averages (mean +- standard error over repeats).
+fit does. The same folds serve every setting; ``--repeats`` draws new folds and averages (mean +- standard error
+over repeats).
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ once, and how to load it back as a predictor of ``(N, members, targets)``; fitti
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -131,8 +130,9 @@ class GINKind:
     def fit_and_save(self, inputs, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
         from surrogates.gin import GINConfig, GINEnsemble
 
-        reads_features = len(inputs) >= self.records_per_feature * inputs.features.shape[1]
-        config = GINConfig.for_graphs(inputs if reads_features else replace(inputs, features=None), len(self.targets))
+        width = inputs.features.shape[1]
+        num_features = width if len(inputs) >= self.records_per_feature * width else 0
+        config = GINConfig.for_graphs(inputs, len(self.targets), num_features=num_features)
         return GINEnsemble.fit(inputs, y, config, seed=seed).save(folder)
 
     def load(self, paths: list[Path]) -> Predictor:
