@@ -23,6 +23,16 @@ def test_noise_summary_ratio_on_known_values():
     assert "seed_deviation_correlation_with_test" not in out  # no test accuracy in these records
 
 
+def test_noise_summary_of_a_metric_leaves_out_architectures_measured_before_it_was_recorded():
+    with_loss = [dict(record(arch, 0.8), val_loss=loss) for arch, loss in (("a", 0.50), ("a", 0.52), ("b", 0.60),
+                                                                            ("b", 0.62), ("c", 0.7))]
+    older = [record("c", 0.8), record("d", 0.8), record("d", 0.8)]  # "c": one of its seeds lacks the loss
+    out = noise_summary(with_loss + older, metric="val_loss")
+    assert out["architectures"] == 2 and out["trainings"] == 4
+    assert out["ratio"] == pytest.approx(5.0, rel=1e-4)
+    assert noise_summary(older, metric="val_loss") == {"architectures": 0}
+
+
 def test_seeds_to_average_follow_from_the_variance_components():
     # seed variance 0.0002; seed means 0.81, 0.84: their variance 0.00045 less sampling variance 0.0001
     out = noise_summary([record("a", v) for v in (0.80, 0.82)] + [record("b", v) for v in (0.83, 0.85)])

@@ -10,8 +10,10 @@ import time
 
 import numpy as np
 import pytest
+import torch
 
 from nas_envs.groundtruth.collect import Job, collect, job_architecture, plan, read_records, repair_tail
+from nas_envs.groundtruth.train import _evaluate
 from nas_envs.spaces import get_space
 
 SMOKE = "darts-smoke"
@@ -53,6 +55,7 @@ def test_kill_9_mid_run_loses_only_trainings_in_flight_and_resume_completes(tmp_
         assert record["protocol"] == SMOKE
         assert len(record["val_accuracy_curve"]) == 1
         assert record["val_accuracy"] == record["val_accuracy_curve"][-1]
+        assert record["val_loss"] == record["val_loss_curve"][-1] and len(record["val_loss_curve"]) == 1
         assert 0.0 <= record["test_accuracy"] <= 1.0
         assert record["train_seconds"] > 0 and record["params"] > 0 and record["flops"] > 0
         assert 0 < record["train_cpu_seconds"] <= 1.5 * record["train_seconds"]  # one thread per worker
@@ -119,8 +122,20 @@ def test_same_job_same_result_across_processes(tmp_path):
     for out in (first, second):
         subprocess.run(collect_command(out, 1), check=True, stderr=subprocess.DEVNULL, timeout=120)
     a, b = read_records(first)[0], read_records(second)[0]
-    for key in ("val_accuracy_curve", "test_accuracy", "train_loss_curve", "params", "flops", "genes"):
+    for key in ("val_accuracy_curve", "val_loss_curve", "test_accuracy", "train_loss_curve", "params", "flops",
+                "genes"):
         assert a[key] == b[key]
+
+
+def test_evaluation_reads_accuracy_and_plain_cross_entropy_over_every_batch():
+    class Fixed(torch.nn.Module):  # the same logits for every image: class 0 is twice as likely as each other one
+        def forward(self, x):
+            return torch.log(torch.tensor([2.0] + [1.0] * 9)).expand(len(x), 10)
+
+    labels = torch.tensor([0, 0, 0, 5, 9])
+    accuracy, loss = _evaluate(Fixed(), torch.zeros(5, 1, 2, 2), labels, batch_size=2)
+    assert accuracy == pytest.approx(3 / 5)
+    assert loss == pytest.approx((3 * -np.log(2 / 11) + 2 * -np.log(1 / 11)) / 5)
 
 
 def test_corrupted_line_in_the_middle_is_reported(tmp_path):

@@ -27,7 +27,8 @@ def noise_groups(records: list[dict], minimum: int = 2) -> dict[str, list[dict]]
 
 
 def noise_summary(records: list[dict], metric: str = "val_accuracy") -> dict[str, float]:
-    """Across-architecture std of the seed means of ``metric`` over the mean within-architecture seed std.
+    """Across-architecture std of the seed means of ``metric`` over the mean within-architecture seed std, on the
+    architectures whose seeds all hold ``metric``.
 
     For validation accuracy, also the ratio after each epoch (from the learning curves). Where the records also
     hold test accuracy: the correlation of each training's deviation from its architecture's seed mean on
@@ -38,7 +39,8 @@ def noise_summary(records: list[dict], metric: str = "val_accuracy") -> dict[str
     architectures' expected values net of seed noise (the variance of the seed means less their mean sampling
     variance), and ``seeds_to_average`` how many seeds a benchmark target must average for that spread to be 2
     and 3 times the target's own noise (``None`` where no spread is left to measure)."""
-    groups = list(noise_groups(records).values())
+    # records from before a metric was recorded (validation loss since 2026-11-30) leave their architecture out
+    groups = [group for group in noise_groups(records).values() if all(metric in r for r in group)]
     repeated = [np.array([r[metric] for r in group]) for group in groups]
     if len(repeated) < 2:
         return {"architectures": len(repeated)}
@@ -159,6 +161,7 @@ def summary(records: list[dict], metric: str = "val_accuracy", seconds: str = "t
         f"{metric}_range": [float(values.min()), float(values.max())],
         **_cpu_seconds(records),
         "noise": noise_summary(records, metric),
+        **({"noise_val_loss": noise_summary(records, "val_loss")} if metric == "val_accuracy" else {}),
     }
 
 

@@ -169,15 +169,19 @@ def count_flops(model: nn.Module, input_shape: tuple[int, ...]) -> int:
     return int(total)
 
 
-def _accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int) -> float:
+def _evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int) -> tuple[float, float]:
+    """Accuracy and mean cross-entropy (without label smoothing) on ``(x, y)``."""
     model.eval()
     correct = 0
+    loss = 0.0
     with torch.no_grad():
         for start in range(0, len(x), batch_size):
             logits = model(x[start : start + batch_size].contiguous(memory_format=torch.channels_last))
-            correct += int((logits.argmax(1) == y[start : start + batch_size]).sum())
+            labels = y[start : start + batch_size]
+            correct += int((logits.argmax(1) == labels).sum())
+            loss += float(nn.functional.cross_entropy(logits.float(), labels, reduction="sum"))
     model.train()
-    return correct / len(x)
+    return correct / len(x), loss / len(x)
 
 
 def train(
@@ -217,6 +221,7 @@ def train(
     generator = torch.Generator().manual_seed(seed)
 
     curve: list[float] = []
+    loss_curve: list[float] = []  # validation cross-entropy: a second target that may separate architectures
     train_loss: list[float] = []
     diverged = False
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -239,20 +244,24 @@ def train(
             epoch_loss += float(loss.detach())
         train_loss.append(epoch_loss / steps_per_epoch)
         diverged = diverged or not math.isfinite(train_loss[-1])
-        curve.append(_accuracy(model, val_x, val_y, protocol.eval_batch_size))
+        accuracy, loss = _evaluate(model, val_x, val_y, protocol.eval_batch_size)
+        curve.append(accuracy)
+        loss_curve.append(loss)
         if progress is not None:
             progress(epoch, curve[-1])
     train_seconds = time.perf_counter() - start  # training and the per-epoch validation, as NB301's runtime
     # CPU seconds do not grow when other work shares the machine; wall seconds do.
     train_cpu_seconds = time.process_time() - cpu_start
-    test_accuracy = _accuracy(model, test_x, test_y, protocol.eval_batch_size)
+    test_accuracy, _ = _evaluate(model, test_x, test_y, protocol.eval_batch_size)
     seconds = {"train_seconds": round(train_seconds, 3)}
     if torch.device(device).type == "cpu":
         seconds["train_cpu_seconds"] = round(train_cpu_seconds, 3)
     return {
         "val_accuracy_curve": curve,
+        "val_loss_curve": loss_curve,
         "train_loss_curve": train_loss,
         "val_accuracy": curve[-1],
+        "val_loss": loss_curve[-1],
         "test_accuracy": test_accuracy,
         **seconds,
         "params": int(params),
