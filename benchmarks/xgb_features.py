@@ -1,16 +1,20 @@
 """Which encoding and tree settings should the XGBoost accuracy surrogate use? Prints 5-fold cross-validated R2,
-sparse Kendall tau and Spearman of validation accuracy.
+sparse Kendall tau and Spearman of validation accuracy; with ``--noise-subset``, those of models fitted on all
+training records against the noise subset's seed means.
 
-    python benchmarks/xgb_features.py [--space darts] [--repeats 2]
+    python benchmarks/xgb_features.py [--space darts] [--repeats 2] [--noise-subset] [--records N]
 
 Compares, on the training-subset records of the default protocol (the noise subset stays out, as in a fit):
 the one-hot bits with per-cell op counts and depths that the DARTS surrogate read before 2026-11-30, the space's
 tabular features (``space.features``), and the bundled input, those features plus the log of the exact params and
-FLOPs; the bundled input with the deeper, thinner trees used before (depth 4, 2 examples per leaf); and a bootstrap
-ridge ensemble on the bundled input, which says how much of what the trees learn is additive in the features. Each
-fold fits 10-member ensembles with rounds (ridge: penalty) chosen by cross-validation on its own training part, as a
-fit does. The same folds serve every setting; ``--repeats`` draws new folds and averages (mean +- standard error
-over repeats).
+FLOPs; the bundled input with the deeper, thinner trees used before (depth 4, 2 examples per leaf); a bootstrap
+ridge ensemble on the bundled input, which says how much of what the trees learn is additive in the features;
+boosted trees fitted to that ridge's residuals (a linear base plus trees for what is not additive); and XGBoost's
+random-forest mode (50 bagged trees of depth 8 per member instead of boosting). Each fold fits 10-member ensembles
+with rounds (ridge: penalty) chosen by cross-validation on its own training part, as a fit does. The same folds
+serve every setting; ``--repeats`` draws new folds (with ``--noise-subset``: new member seeds) and averages (mean
++- standard error over repeats). ``--records`` fixes the first N records, so that readings taken while a collector
+appends see the same records.
 """
 
 from __future__ import annotations
@@ -60,6 +64,25 @@ def ridge(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -
     return RidgeEnsemble.fit(x_fit, y_fit[:, None], alpha, seed=seed).predict(x_held).mean(axis=1)[:, 0]
 
 
+def trees_on_ridge_residuals(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
+    """The ridge ensemble's prediction plus boosted trees fitted to what it leaves unexplained on ``x_fit``."""
+    alpha = cross_validated_alpha(x_fit, y_fit[:, None], seed=seed)
+    linear = RidgeEnsemble.fit(x_fit, y_fit[:, None], alpha, seed=seed)
+    base_fit, base_held = (linear.predict(x).mean(axis=1)[:, 0] for x in (x_fit, x_held))
+    return base_held + forest()(x_fit, y_fit - base_fit, x_held, seed)
+
+
+RANDOM_FOREST = {"num_parallel_tree": 50, "max_depth": 8, "min_child_weight": 4.0, "subsample": 0.63,
+                 "colsample_bytree": 1.0, "colsample_bynode": 0.33, "lambda": 0.0, "eta": 1.0}
+
+
+def random_forest(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
+    """XGBoost's random-forest mode: each member one round of bagged trees, no boosting."""
+    members = train_members(x_fit, y_fit, seed=seed, params=RANDOM_FOREST, rounds=1)
+    data = xgb.DMatrix(np.asarray(x_held, dtype=np.float32))
+    return np.mean([booster.predict(data) for booster in members], axis=0)
+
+
 def cross_validated_predictions(x: np.ndarray, y: np.ndarray, fold: np.ndarray, seed: int,
                                 fit_predict: Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]
                                 ) -> np.ndarray:
@@ -74,28 +97,41 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--space", default="darts", choices=["darts", "fbnet"])
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--records", type=int, default=None)
+    parser.add_argument("--noise-subset", action="store_true",
+                        help="fit on all training records, score against the noise subset's seed means")
     args = parser.parse_args()
     protocol = DEFAULT_PROTOCOL[args.space]
     space = get_space(args.space)
     data = load_dataset(data_path(protocol), protocol)
+    n = args.records or len(data.genes)
+    genes = np.concatenate([data.genes[:n], data.noise_genes])  # the noise subset's rows follow the n fitted ones
     cost_table = json.loads((assets_dir() / "models" / args.space / "costs.json").read_text())
-    bundled = MODEL_KINDS["xgb"].inputs(space, data.genes, cost_table)
+    bundled = MODEL_KINDS["xgb"].inputs(space, genes, cost_table)
     settings = {  # name: (inputs, model)
-        "space.features": (space.features(data.genes), forest()),
+        "space.features": (space.features(genes), forest()),
         "space.features + log params/FLOPs, depth 4, 2 per leaf (before)": (bundled, forest(PREVIOUS_TREES)),
         "space.features + log params/FLOPs (bundled)": (bundled, forest()),
         "ridge on the bundled input": (bundled.astype(np.float64), ridge),
+        "trees on the ridge's residuals": (bundled.astype(np.float64), trees_on_ridge_residuals),
+        "random-forest mode": (bundled, random_forest),
     }
     if args.space == "darts":
         settings = {"one-hot bits + op counts + depth, depth 4, 2 per leaf (before)":
-                    (one_hot_with_counts(space, data.genes), forest(PREVIOUS_TREES)), **settings}
-    y = data.targets["val_accuracy"]
-    print(f"{protocol}: {len(y)} training records ({data.data_lines} lines), validation accuracy, "
-          f"5-fold cross-validation x {args.repeats}")
-    folds = [np.random.default_rng(repeat).permutation(len(y)) % 5 for repeat in range(args.repeats)]
+                    (one_hot_with_counts(space, genes), forest(PREVIOUS_TREES)), **settings}
+    y = data.targets["val_accuracy"][:n]
+    seed_means = np.array([values.mean() for values in data.noise_targets["val_accuracy"]])
+    judged_on = (f"the seed means of {len(seed_means)} noise-subset architectures" if args.noise_subset
+                 else "5-fold cross-validation")
+    print(f"{protocol}: {n} training records ({data.data_lines} lines), validation accuracy, {judged_on} x "
+          f"{args.repeats}")
+    folds = [np.random.default_rng(repeat).permutation(n) % 5 for repeat in range(args.repeats)]
     for name, (x, fit_predict) in settings.items():
-        scores = [all_metrics(y, cross_validated_predictions(x, y, fold, seed, fit_predict))
-                  for seed, fold in enumerate(folds)]
+        if args.noise_subset:
+            scores = [all_metrics(seed_means, fit_predict(x[:n], y, x[n:], seed)) for seed in range(args.repeats)]
+        else:
+            scores = [all_metrics(y, cross_validated_predictions(x[:n], y, fold, seed, fit_predict))
+                      for seed, fold in enumerate(folds)]
         values = {label: np.array([s[key] for s in scores]) for key, label in
                   (("r2", "R2"), ("sparse_kendall_tau", "sparse Kendall tau"), ("spearman", "Spearman"))}
         summary = ", ".join(f"{label} {v.mean():.3f} +- {v.std() / np.sqrt(len(v)):.3f}" for label, v in values.items())
