@@ -4,16 +4,17 @@ training records against the noise subset's seed means.
 
     python benchmarks/xgb_features.py [--space darts] [--repeats 2] [--noise-subset] [--records N]
 
-Compares, on the training-subset records of the default protocol (the noise subset stays out, as in a fit):
-the one-hot bits with per-cell op counts and depths that the DARTS surrogate read before 2026-11-30, the space's
-tabular features (``space.features``), and the bundled input, those features plus the log of the exact params and
-FLOPs; the bundled input with the deeper, thinner trees used before (depth 4, 2 examples per leaf); a bootstrap
-ridge ensemble on the bundled input, which says how much of what the trees learn is additive in the features;
-boosted trees fitted to that ridge's residuals (a linear base plus trees for what is not additive); and XGBoost's
-random-forest mode (50 bagged trees of depth 8 per member instead of boosting). Each fold fits 10-member ensembles
-with rounds (ridge: penalty) chosen by cross-validation on its own training part, as a fit does. The same folds
-serve every setting; ``--repeats`` draws new folds (with ``--noise-subset``: new member seeds) and averages (mean
-+- standard error over repeats). ``--records`` fixes the first N records, so that readings taken while a collector
+Compares, on the training-subset records of the default protocol (the noise subset stays out, as in a fit): the
+one-hot bits with per-cell op counts and depths that the DARTS surrogate read before 2026-11-30, the space's tabular
+features (``space.features``), and the bundled input, those features plus the log of the exact params and FLOPs; the
+bundled input with the deeper, thinner trees used before (depth 4, 2 examples per leaf); a bootstrap ridge ensemble
+on the bundled input, which says how much of what the trees learn is additive in the features; boosted trees fitted
+to that ridge's residuals (a linear base plus trees for what is not additive); and XGBoost's random-forest mode (50
+bagged trees of depth 8 per member instead of boosting); and the bundled setting with an absolute-error loss, with
+shallower trees and a smaller learning rate, and without its L2 penalty. Each fold fits 10-member ensembles with
+rounds (ridge: penalty) chosen by cross-validation on its own training part, as a fit does. The same folds serve
+every setting; ``--repeats`` draws new folds (with ``--noise-subset``: new member seeds) and averages (mean +-
+standard error over repeats). ``--records`` fixes the first N records, so that readings taken while a collector
 appends see the same records.
 """
 
@@ -115,6 +116,9 @@ def main() -> None:
         "ridge on the bundled input": (bundled.astype(np.float64), ridge),
         "trees on the ridge's residuals": (bundled.astype(np.float64), trees_on_ridge_residuals),
         "random-forest mode": (bundled, random_forest),
+        "bundled, absolute error": (bundled, forest({"objective": "reg:absoluteerror", "eval_metric": "rmse"})),
+        "bundled, depth 2, learning rate 0.05": (bundled, forest({"max_depth": 2, "eta": 0.05})),
+        "bundled, no L2 penalty": (bundled, forest({"lambda": 0.0})),
     }
     if args.space == "darts":
         settings = {"one-hot bits + op counts + depth, depth 4, 2 per leaf (before)":
