@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from nas_envs.groundtruth.collect import Job, collect, job_architecture, plan, read_records, repair_tail
-from nas_envs.groundtruth.train import _evaluate
+from nas_envs.groundtruth.train import evaluate
 from nas_envs.spaces import get_space
 
 SMOKE = "darts-smoke"
@@ -133,7 +133,7 @@ def test_evaluation_reads_accuracy_and_plain_cross_entropy_over_every_batch():
             return torch.log(torch.tensor([2.0] + [1.0] * 9)).expand(len(x), 10)
 
     labels = torch.tensor([0, 0, 0, 5, 9])
-    accuracy, loss = _evaluate(Fixed(), torch.zeros(5, 1, 2, 2), labels, batch_size=2)
+    accuracy, loss = evaluate(Fixed(), torch.zeros(5, 1, 2, 2), labels, batch_size=2)
     assert accuracy == pytest.approx(3 / 5)
     assert loss == pytest.approx((3 * -np.log(2 / 11) + 2 * -np.log(1 / 11)) / 5)
 

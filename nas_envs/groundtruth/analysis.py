@@ -251,7 +251,8 @@ def darts_group_medians(records: list[dict]) -> dict[str, dict[int, dict[str, fl
     stats = darts_statistics(records)
     return {
         key: {
-            int(v): {"n": int((stats[key] == v).sum()), "median_val_error": float(np.median(stats["val_error"][stats[key] == v]))}
+            int(v): {"n": int((stats[key] == v).sum()),
+                     "median_val_error": float(np.median(stats["val_error"][stats[key] == v]))}
             for v in sorted(set(stats[key].tolist()))
         }
         for key, _ in ANALYSES

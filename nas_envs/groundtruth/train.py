@@ -169,7 +169,7 @@ def count_flops(model: nn.Module, input_shape: tuple[int, ...]) -> int:
     return int(total)
 
 
-def _evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int) -> tuple[float, float]:
+def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int) -> tuple[float, float]:
     """Accuracy and mean cross-entropy (without label smoothing) on ``(x, y)``."""
     model.eval()
     correct = 0
@@ -221,7 +221,7 @@ def train(
     generator = torch.Generator().manual_seed(seed)
 
     curve: list[float] = []
-    loss_curve: list[float] = []  # validation cross-entropy: a second target that may separate architectures
+    loss_curve: list[float] = []  # validation cross-entropy, a candidate second target
     train_loss: list[float] = []
     diverged = False
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -244,15 +244,15 @@ def train(
             epoch_loss += float(loss.detach())
         train_loss.append(epoch_loss / steps_per_epoch)
         diverged = diverged or not math.isfinite(train_loss[-1])
-        accuracy, loss = _evaluate(model, val_x, val_y, protocol.eval_batch_size)
-        curve.append(accuracy)
-        loss_curve.append(loss)
+        val_accuracy, val_loss = evaluate(model, val_x, val_y, protocol.eval_batch_size)
+        curve.append(val_accuracy)
+        loss_curve.append(val_loss)
         if progress is not None:
             progress(epoch, curve[-1])
     train_seconds = time.perf_counter() - start  # training and the per-epoch validation, as NB301's runtime
     # CPU seconds do not grow when other work shares the machine; wall seconds do.
     train_cpu_seconds = time.process_time() - cpu_start
-    test_accuracy, _ = _evaluate(model, test_x, test_y, protocol.eval_batch_size)
+    test_accuracy, _ = evaluate(model, test_x, test_y, protocol.eval_batch_size)
     seconds = {"train_seconds": round(train_seconds, 3)}
     if torch.device(device).type == "cpu":
         seconds["train_cpu_seconds"] = round(train_cpu_seconds, 3)
