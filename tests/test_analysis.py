@@ -5,7 +5,8 @@ import pytest
 
 from agents.cli import main
 from nas_envs.groundtruth.analysis import (
-    MIN_OFFSET_RECORDS, device_agreement, device_offsets, noise_subset_agreement, noise_summary, summary,
+    MIN_OFFSET_RECORDS, device_agreement, device_offsets, loss_noise_summary, noise_subset_agreement, noise_summary,
+    summary,
 )
 
 
@@ -31,6 +32,11 @@ def test_noise_summary_of_a_metric_leaves_out_architectures_measured_before_it_w
     assert out["architectures"] == 2 and out["trainings"] == 4
     assert out["ratio"] == pytest.approx(5.0, rel=1e-4)
     assert noise_summary(older, metric="val_loss") == {"architectures": 0}
+    with_loss[1]["val_accuracy"] = 0.9  # accuracy: "a" 0.8 / 0.9, "b" 0.8 / 0.8; "c" and "d" left out as above
+    paired = loss_noise_summary(with_loss + older)
+    assert paired["ratio"] == out["ratio"]
+    # seed stds 0.0707 and 0 (mean 0.0354), seed means 0.85 and 0.80 (std 0.0354)
+    assert paired["val_accuracy_ratio_of_the_same_trainings"] == pytest.approx(1.0)
 
 
 def test_seeds_to_average_follow_from_the_variance_components():

@@ -161,8 +161,18 @@ def summary(records: list[dict], metric: str = "val_accuracy", seconds: str = "t
         f"{metric}_range": [float(values.min()), float(values.max())],
         **_cpu_seconds(records),
         "noise": noise_summary(records, metric),
-        **({"noise_val_loss": noise_summary(records, "val_loss")} if metric == "val_accuracy" else {}),
+        **({"noise_val_loss": loss_noise_summary(records)} if metric == "val_accuracy" else {}),
     }
+
+
+def loss_noise_summary(records: list[dict]) -> dict:
+    """:func:`noise_summary` of validation loss, next to the validation-accuracy ratio of the same trainings: does
+    the loss separate architectures better than the accuracy does?"""
+    out = noise_summary(records, "val_loss")
+    if out["architectures"] >= 2:
+        holding = [r for r in records if "val_loss" in r]
+        out["val_accuracy_ratio_of_the_same_trainings"] = noise_summary(holding, "val_accuracy")["ratio"]
+    return out
 
 
 def device_agreement(reference: list[dict], check: list[dict], metric: str = "val_accuracy") -> dict[str, float]:
