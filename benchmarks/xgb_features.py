@@ -3,6 +3,7 @@ sparse Kendall tau and Spearman of validation accuracy; with ``--noise-subset``,
 training records against the noise subset's seed means.
 
     python benchmarks/xgb_features.py [--space darts] [--repeats 2] [--noise-subset] [--records N]
+                                      [--noise-architectures N]
 
 Compares, on the training-subset records of the default protocol (the noise subset stays out, as in a fit): the
 one-hot bits with per-cell op counts and depths that the DARTS surrogate read before 2026-11-30, the space's tabular
@@ -14,8 +15,8 @@ bagged trees of depth 8 per member instead of boosting); and the bundled setting
 shallower trees and a smaller learning rate, and without its L2 penalty. Each fold fits 10-member ensembles with
 rounds (ridge: penalty) chosen by cross-validation on its own training part, as a fit does. The same folds serve
 every setting; ``--repeats`` draws new folds (with ``--noise-subset``: new member seeds) and averages (mean +-
-standard error over repeats). ``--records`` fixes the first N records, so that readings taken while a collector
-appends see the same records.
+standard error over repeats). ``--records`` fixes the first N records and ``--noise-architectures`` the first N
+noise-subset architectures, so that readings taken while a collector appends see the same records.
 """
 
 from __future__ import annotations
@@ -48,40 +49,40 @@ def one_hot_with_counts(space, genes: np.ndarray) -> np.ndarray:
 PREVIOUS_TREES = {"max_depth": 4, "min_child_weight": 2.0}
 
 
-def forest(params: dict | None = None) -> Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]:
-    """Fit-and-predict with an XGBoost ensemble whose rounds are chosen by cross-validation, as a fit does."""
+def forest(params: dict | None = None, rounds: int | None = None
+           ) -> Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]:
+    """Fit-and-predict with an XGBoost ensemble of ``rounds`` rounds, by default chosen by cross-validation as a
+    fit does."""
     def fit_predict(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
-        rounds = cross_validated_rounds(x_fit, y_fit, seed=seed, params=params)
-        members = train_members(x_fit, y_fit, seed=seed, params=params, rounds=rounds)
+        chosen = rounds or cross_validated_rounds(x_fit, y_fit, seed=seed, params=params)
+        members = train_members(x_fit, y_fit, seed=seed, params=params, rounds=chosen)
         data = xgb.DMatrix(np.asarray(x_held, dtype=np.float32))
         return np.mean([booster.predict(data) for booster in members], axis=0)
 
     return fit_predict
 
 
-def ridge(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
-    """Fit-and-predict with a bootstrap ridge ensemble whose penalty is chosen by cross-validation."""
+def fitted_ridge(x_fit: np.ndarray, y_fit: np.ndarray, seed: int) -> Callable[[np.ndarray], np.ndarray]:
+    """The mean prediction of a bootstrap ridge ensemble whose penalty is chosen by cross-validation."""
     alpha = cross_validated_alpha(x_fit, y_fit[:, None], seed=seed)
-    return RidgeEnsemble.fit(x_fit, y_fit[:, None], alpha, seed=seed).predict(x_held).mean(axis=1)[:, 0]
+    ensemble = RidgeEnsemble.fit(x_fit, y_fit[:, None], alpha, seed=seed)
+    return lambda x: ensemble.predict(x).mean(axis=1)[:, 0]
+
+
+def ridge(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
+    """Fit-and-predict with a bootstrap ridge ensemble."""
+    return fitted_ridge(x_fit, y_fit, seed)(x_held)
 
 
 def trees_on_ridge_residuals(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
     """The ridge ensemble's prediction plus boosted trees fitted to what it leaves unexplained on ``x_fit``."""
-    alpha = cross_validated_alpha(x_fit, y_fit[:, None], seed=seed)
-    linear = RidgeEnsemble.fit(x_fit, y_fit[:, None], alpha, seed=seed)
-    base_fit, base_held = (linear.predict(x).mean(axis=1)[:, 0] for x in (x_fit, x_held))
-    return base_held + forest()(x_fit, y_fit - base_fit, x_held, seed)
+    linear = fitted_ridge(x_fit, y_fit, seed)
+    return linear(x_held) + forest()(x_fit, y_fit - linear(x_fit), x_held, seed)
 
 
+# XGBoost's random-forest mode: each member one round of 50 bagged trees, no boosting
 RANDOM_FOREST = {"num_parallel_tree": 50, "max_depth": 8, "min_child_weight": 4.0, "subsample": 0.63,
                  "colsample_bytree": 1.0, "colsample_bynode": 0.33, "lambda": 0.0, "eta": 1.0}
-
-
-def random_forest(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
-    """XGBoost's random-forest mode: each member one round of bagged trees, no boosting."""
-    members = train_members(x_fit, y_fit, seed=seed, params=RANDOM_FOREST, rounds=1)
-    data = xgb.DMatrix(np.asarray(x_held, dtype=np.float32))
-    return np.mean([booster.predict(data) for booster in members], axis=0)
 
 
 def cross_validated_predictions(x: np.ndarray, y: np.ndarray, fold: np.ndarray, seed: int,
@@ -99,6 +100,8 @@ def main() -> None:
     parser.add_argument("--space", default="darts", choices=["darts", "fbnet"])
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--records", type=int, default=None)
+    parser.add_argument("--noise-architectures", type=int, default=None,
+                        help="judge on the first N noise-subset architectures (the subset grows too)")
     parser.add_argument("--noise-subset", action="store_true",
                         help="fit on all training records, score against the noise subset's seed means")
     args = parser.parse_args()
@@ -106,7 +109,8 @@ def main() -> None:
     space = get_space(args.space)
     data = load_dataset(data_path(protocol), protocol)
     n = args.records or len(data.genes)
-    genes = np.concatenate([data.genes[:n], data.noise_genes])  # the noise subset's rows follow the n fitted ones
+    judged = slice(args.noise_architectures)  # the first noise-subset architectures (all by default)
+    genes = np.concatenate([data.genes[:n], data.noise_genes[judged]])  # noise-subset rows follow the n fitted ones
     cost_table = json.loads((assets_dir() / "models" / args.space / "costs.json").read_text())
     bundled = MODEL_KINDS["xgb"].inputs(space, genes, cost_table)
     settings = {  # name: (inputs, model)
@@ -115,7 +119,7 @@ def main() -> None:
         "space.features + log params/FLOPs (bundled)": (bundled, forest()),
         "ridge on the bundled input": (bundled.astype(np.float64), ridge),
         "trees on the ridge's residuals": (bundled.astype(np.float64), trees_on_ridge_residuals),
-        "random-forest mode": (bundled, random_forest),
+        "random-forest mode": (bundled, forest(RANDOM_FOREST, rounds=1)),
         "bundled, absolute error": (bundled, forest({"objective": "reg:absoluteerror", "eval_metric": "rmse"})),
         "bundled, depth 2, learning rate 0.05": (bundled, forest({"max_depth": 2, "eta": 0.05})),
         "bundled, no L2 penalty": (bundled, forest({"lambda": 0.0})),
@@ -124,7 +128,7 @@ def main() -> None:
         settings = {"one-hot bits + op counts + depth, depth 4, 2 per leaf (before)":
                     (one_hot_with_counts(space, genes), forest(PREVIOUS_TREES)), **settings}
     y = data.targets["val_accuracy"][:n]
-    seed_means = np.array([values.mean() for values in data.noise_targets["val_accuracy"]])
+    seed_means = np.array([values.mean() for values in data.noise_targets["val_accuracy"][judged]])
     judged_on = (f"the seed means of {len(seed_means)} noise-subset architectures" if args.noise_subset
                  else "5-fold cross-validation")
     print(f"{protocol}: {n} training records ({data.data_lines} lines), validation accuracy, {judged_on} x "
