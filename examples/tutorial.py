@@ -13,8 +13,8 @@ from pathlib import Path
 import gymnasium as gym
 
 import nas_envs
-from agents.plot import format_table, plot_runs
-from agents.runner import RunSettings, run
+from nas_envs.agents.plot import format_table, plot_runs
+from nas_envs.agents.runner import RunSettings, run
 
 # 1. An architecture by hand: the DARTS (V2) cells, as printed by the DARTS code.
 DARTS_V2 = (

@@ -1,37 +1,43 @@
 """nas-envs: surrogate neural-architecture-search benchmarks as Gymnasium environments.
 
-``import nas_envs`` registers the environment ids and is cheap: benchmarks, surrogates and torch load only when
-an environment or benchmark is created.
+``import nas_envs`` registers the environment ids and is cheap: benchmarks and their models load only when an
+environment or benchmark is created. Every id is pinned to one released bundle (see :mod:`nas_envs.assets`).
 """
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING
+
 from gymnasium import register
 
-__version__ = "0.1.0"
+from nas_envs.envs.episodes import BudgetExhaustedError
 
-register(
-    id="SurrNAS-DARTS-v0",
-    entry_point="nas_envs.envs.darts:SurrNASDartsEnv",
-    vector_entry_point="nas_envs.envs.darts:SurrNASDartsVectorEnv",
-)
-register(
-    id="SurrNAS-FBNet-v0",
-    entry_point="nas_envs.envs.fbnet:SurrNASFBNetEnv",
-    vector_entry_point="nas_envs.envs.fbnet:SurrNASFBNetVectorEnv",
-)
+if TYPE_CHECKING:
+    from nas_envs.benchmarks.base import Benchmark
 
+__version__ = "0.2.0"
+
+#: environment id -> the released bundle it is pinned to
+ENV_BUNDLES: dict[str, str] = {"SurrNAS-DARTS-v0": "darts-v0", "SurrNAS-FBNet-v0": "fbnet-v0"}
+ENV_BUNDLES.update({f"CitySeg-MOP{n}-v0": "cityseg-v0" for n in range(1, 16)})
+
+for _space, _class in (("darts", "SurrNASDarts"), ("fbnet", "SurrNASFBNet")):
+    _id = f"SurrNAS-{'DARTS' if _space == 'darts' else 'FBNet'}-v0"
+    register(id=_id, entry_point=f"nas_envs.envs.{_space}:{_class}Env",
+             vector_entry_point=f"nas_envs.envs.{_space}:{_class}VectorEnv", kwargs={"bundle": ENV_BUNDLES[_id]})
 for _problem in range(1, 16):
     register(id=f"CitySeg-MOP{_problem}-v0", entry_point="nas_envs.envs.cityseg:CitySegMOPEnv",
-             vector_entry_point="nas_envs.envs.cityseg:CitySegMOPVectorEnv", kwargs={"problem": _problem})
+             vector_entry_point="nas_envs.envs.cityseg:CitySegMOPVectorEnv",
+             kwargs={"problem": _problem, "bundle": ENV_BUNDLES[f"CitySeg-MOP{_problem}-v0"]})
 
 
-def make_benchmark(name: str, surrogate: str = "xgb"):
-    """A bundled benchmark by name (``"darts"``, ``"fbnet"``, ``"cityseg-mop1"`` ... ``"cityseg-mop15"``); see
-    :class:`nas_envs.benchmarks.SurrogateBenchmark` and :class:`nas_envs.benchmarks.cityseg.CitySegBenchmark`."""
+def make_benchmark(name: str, surrogate: str | None = None, bundle: "str | os.PathLike | None" = None) -> "Benchmark":
+    """A benchmark by name (``"darts"``, ``"fbnet"``, ``"cityseg-mop1"`` ... ``"cityseg-mop15"``); see
+    :func:`nas_envs.benchmarks.make_benchmark`."""
     from nas_envs.benchmarks import make_benchmark as _make_benchmark
 
-    return _make_benchmark(name, surrogate=surrogate)
+    return _make_benchmark(name, surrogate=surrogate, bundle=bundle)
 
 
-__all__ = ["__version__", "make_benchmark"]
+__all__ = ["BudgetExhaustedError", "ENV_BUNDLES", "__version__", "make_benchmark"]

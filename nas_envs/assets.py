@@ -1,21 +1,110 @@
-"""Where the bundled assets live, and checked loading of them.
+"""Where the surrogate bundles and the ground-truth data live.
 
-The assets folder is the repository's ``assets/`` (an editable install uses it in place); ``NAS_ENVS_ASSETS``
-points elsewhere, for example at a copy with more data.
+- **Bundles** (fitted models, cost and latency tables, each folder with a ``manifest.json`` of sha256 sums) ship
+  inside the package, ``nas_envs/bundles/<name>/``, and are read through :mod:`importlib.resources`, so a wheel
+  works outside any checkout. Every released bundle is pinned by the sha256 of its manifest
+  (:data:`RELEASED_BUNDLES`): a registered environment id always returns the numbers it returned when it was
+  released, and a refit ships as a new bundle and a new id version beside the old ones.
+- **Ground-truth data** (``assets/data/*.jsonl``: the real trainings the bundles were fitted on) lives in the
+  repository only; commands that need it (``collect``, ``fit``, ``data-card``, ``evaluate-surrogate``) say so
+  when it is absent.
+- ``NAS_ENVS_ASSETS`` overrides both: a folder holding ``data/`` (for example a copy with more data) and, where
+  present, ``models/<bundle name>/``. Released bundles read from there are still checked against their pins.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+from importlib import resources
 from pathlib import Path
 
+from nas_envs.surrogates.manifest import MANIFEST, AssetError
+
+ASSETS_VARIABLE = "NAS_ENVS_ASSETS"
 REPO_ASSETS = Path(__file__).resolve().parent.parent / "assets"
+
+#: Released bundles: name -> sha256 of its manifest.json. Never edit an entry: release a new name instead.
+RELEASED_BUNDLES: dict[str, str] = {
+    "darts-v0": "b9b662231ef5fac124e2efea9a476c34077f2cc89e76c99046f9771300e86e8b",
+    "fbnet-v0": "271c2c1f5ba270dfb57c49472b61cca9b70b671523359277c022f4a72e4907a1",
+    "cityseg-v0": "41f6bd20d45e261a287c56f7d297a6e26644b81a84ec152a28d980c1534c6d7d",
+}
+#: The bundle a space's benchmark uses when none is named: its newest release.
+DEFAULT_BUNDLES: dict[str, str] = {"darts": "darts-v0", "fbnet": "fbnet-v0", "cityseg": "cityseg-v0"}
+
+
+def _override() -> Path | None:
+    value = os.environ.get(ASSETS_VARIABLE)
+    if value is None:
+        return None
+    if not value.strip():
+        raise AssetError(f"{ASSETS_VARIABLE} is set but empty; unset it, or set it to a folder holding data/ and "
+                         "models/<bundle>/")
+    return Path(value)
 
 
 def assets_dir() -> Path:
-    return Path(os.environ.get("NAS_ENVS_ASSETS", REPO_ASSETS))
+    """The folder holding ``data/`` (and, with the override, ``models/``): ``NAS_ENVS_ASSETS`` or the checkout's
+    ``assets/``."""
+    return _override() or REPO_ASSETS
 
 
 def data_path(protocol: str) -> Path:
-    """The collection file of a ground-truth protocol."""
+    """The collection file of a ground-truth protocol (in a checkout or under ``NAS_ENVS_ASSETS``)."""
     return assets_dir() / "data" / f"{protocol}.jsonl"
+
+
+def require_data(path: Path) -> Path:
+    """``path`` if it exists; otherwise an error that says where the training data comes from."""
+    if path.exists():
+        return path
+    if not REPO_ASSETS.is_dir() and _override() is None:
+        raise AssetError(
+            f"{path.name}: the ground-truth trainings are not part of the installed package. Clone the repository "
+            f"(its assets/data/ holds them) or set {ASSETS_VARIABLE} to a folder whose data/ holds {path.name}."
+        )
+    raise AssetError(f"missing data file {path}")
+
+
+def packaged_bundle(name: str) -> Path:
+    """The folder of a bundle shipped inside the package."""
+    return Path(str(resources.files("nas_envs") / "bundles" / name))
+
+
+def resolve_bundle(bundle: str | os.PathLike) -> tuple[Path, str | None]:
+    """``(folder, pinned manifest sha256 or None)`` of a released bundle name or of a bundle folder of one's own.
+
+    A name is looked up under ``NAS_ENVS_ASSETS/models/`` when the override holds it, in the package otherwise.
+    A folder (a path, e.g. the output of ``nas-envs fit``) is used as it is, without a pin.
+    """
+    if isinstance(bundle, str) and bundle in RELEASED_BUNDLES:
+        override = _override()
+        folder = override / "models" / bundle if override is not None else None
+        return (folder if folder is not None and folder.is_dir() else packaged_bundle(bundle)), RELEASED_BUNDLES[bundle]
+    folder = Path(bundle)
+    if isinstance(bundle, str) and os.sep not in bundle and not folder.exists():
+        raise ValueError(f"unknown bundle {bundle!r}; released: {sorted(RELEASED_BUNDLES)}, or the path of a "
+                         "bundle folder written by 'nas-envs fit'")
+    return folder, None
+
+
+def restore_hint(folder: Path, released: bool) -> str:
+    """What to do about a missing or corrupted bundle file, for the kind of folder it is."""
+    if released:
+        return (f"{folder} is a released bundle: reinstall nas-envs (pip install --force-reinstall nas-envs), or "
+                "restore it from version control in a checkout.")
+    return f"Refit the bundle with 'nas-envs fit ... --out {folder}'."
+
+
+def check_pin(folder: Path, expected: str | None) -> None:
+    """Refuse a released bundle whose manifest is not the one it was released with."""
+    if expected is None:
+        return
+    actual = hashlib.sha256((folder / MANIFEST).read_bytes()).hexdigest()
+    if actual != expected:
+        raise AssetError(
+            f"{folder / MANIFEST} (sha256 {actual[:12]}...) is not the released manifest ({expected[:12]}...): a "
+            "released bundle never changes. Restore it, and ship a refit as a new bundle, loaded with "
+            "bundle='<folder>' or released under a new name and environment version."
+        )

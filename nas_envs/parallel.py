@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 
 def ray_imap_unordered(function: Callable[..., Any], argument_tuples: Iterable[tuple], workers: int) -> Iterator[Any]:

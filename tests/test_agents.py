@@ -1,12 +1,13 @@
 import json
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
-from agents.blackbox import AGENTS, decode_unit_vector
-from agents.cli import main
-from agents.plot import incumbent_on_grid, plot_runs
-from agents.runner import RunSettings, load_runs, parse_duration, run_seed
+from nas_envs.agents.blackbox import AGENTS, decode_unit_vector
+from nas_envs.agents.plot import incumbent_on_grid, plot_runs
+from nas_envs.agents.runner import AGENT_NAMES, RunSettings, load_runs, parse_duration, run_seed
+from nas_envs.cli import main
 from nas_envs.spaces.darts import DartsSpace
 
 ENV_ID = "SurrNAS-DARTS-v0"
@@ -35,6 +36,7 @@ def test_same_seed_same_trajectory():
     assert run_seed(settings, seed=3) != run_seed(settings, seed=4)
 
 
+@pytest.mark.slow
 def test_search_improves_on_its_first_evaluations():
     import nas_envs
 
@@ -51,11 +53,11 @@ def test_search_improves_on_its_first_evaluations():
 
 
 def test_ppo_learns_from_the_environment():
-    from agents.ppo import MaskablePPOAgent
+    from nas_envs.agents.ppo import MaskablePPOAgent
 
     agent = MaskablePPOAgent(n_steps=128, batch_size=64)
     settings = RunSettings(ENV_ID, "ppo", 2 * 3600.0)
-    from agents import runner
+    from nas_envs.agents import runner
 
     original = runner.make_agent
     runner.make_agent = lambda name, **kwargs: agent
@@ -63,7 +65,7 @@ def test_ppo_learns_from_the_environment():
         rows = run_seed(settings, seed=0)
     finally:
         runner.make_agent = original
-    assert len(agent.completed_rewards) == len(rows) - 1 >= 10  # all but the budget-spending one
+    assert len(agent.completed_rewards) == len(rows) >= 10  # every architecture, the budget-spending one included
     assert rows[-1]["sim_time"] >= 2 * 3600.0
 
 
@@ -124,7 +126,8 @@ def test_incumbents_list_each_runs_final_incumbent_for_training(tmp_path, capsys
 
     out = tmp_path / "runs"
     for agent in ("rs", "re"):
-        assert main(["run", "--env", ENV_ID, "--agent", agent, "--budget", "1h", "--seeds", "2", "--out", str(out)]) == 0
+        command = ["run", "--env", ENV_ID, "--agent", agent, "--budget", "1h", "--seeds", "2", "--out", str(out)]
+        assert main(command) == 0
     listed = tmp_path / "incumbents" / "darts_1h.jsonl"
     assert main(["incumbents", str(out), "--out", str(listed)]) == 0
     assert "wrote 4 final incumbents" in capsys.readouterr().out
@@ -167,9 +170,9 @@ def test_incumbent_on_grid_is_a_step_function():
 
 
 def test_reward_curve_windows_and_cli(tmp_path, capsys):
-    from agents.plot import reward_curve
+    from nas_envs.agents.plot import reward_curve
 
-    runs = [[{"val_accuracy": v} for v in (0.1, 0.2, 0.3, 0.4, 0.5)], [{"val_accuracy": v} for v in (0.3, 0.4, 0.5, 0.6)]]
+    runs = [[{"score": v} for v in (0.1, 0.2, 0.3, 0.4, 0.5)], [{"score": v} for v in (0.3, 0.4, 0.5, 0.6)]]
     curve = reward_curve(runs, window=2, steps_per_architecture=32)
     assert [c[0] for c in curve] == [64, 128]
     assert curve[0][1] == pytest.approx((0.15 + 0.35) / 2) and curve[1][1] == pytest.approx((0.35 + 0.55) / 2)
@@ -177,3 +180,29 @@ def test_reward_curve_windows_and_cli(tmp_path, capsys):
     main(["run", "--env", ENV_ID, "--agent", "reinforce", "--budget", "6h", "--seeds", "1", "--out", str(out)])
     assert main(["curve", str(out), "--agent", "reinforce", "--window", "10"]) == 0
     assert "env steps" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", ["SurrNAS-DARTS-v0", "SurrNAS-FBNet-v0", "CitySeg-MOP1-v0"])
+@pytest.mark.parametrize("agent", AGENT_NAMES)
+def test_every_agent_runs_on_every_kind_of_environment(tmp_path, env_id, agent):
+    out = tmp_path / "runs"
+    command = ["run", "--env", env_id, "--agent", agent, "--budget", "24h", "--max-evaluations", "12", "--seeds", "1",
+               "--out", str(out)]
+    assert main(command) == 0
+    rows = load_runs(out)[agent][0]
+    assert len(rows) == 12
+    objectives = gym.make(env_id).unwrapped.benchmark.objectives
+    assert all(name in rows[-1] for name in objectives)  # every objective of the benchmark is recorded
+    assert rows[-1]["incumbent_score"] == max(r["score"] for r in rows)
+    if env_id.startswith("CitySeg"):
+        assert 0.0 < rows[-1]["hypervolume"] <= 1.0
+        assert [r["hypervolume"] for r in rows] == sorted(r["hypervolume"] for r in rows)  # it never shrinks
+    png = tmp_path / "plot.png"
+    assert main(["plot", str(out), "-o", str(png)]) == 0 and png.stat().st_size > 0
+
+
+def test_run_refuses_an_unknown_environment_before_writing_anything(tmp_path, capsys):
+    out = tmp_path / "runs"
+    assert main(["run", "--env", "SurrNAS-NB201-v0", "--agent", "rs", "--budget", "1h", "--out", str(out)]) == 2
+    assert "unknown environment 'SurrNAS-NB201-v0'" in capsys.readouterr().err and not out.exists()

@@ -3,9 +3,14 @@ import json
 import numpy as np
 import pytest
 
-from agents.cli import main
+from nas_envs.cli import main
 from nas_envs.groundtruth.analysis import (
-    MIN_OFFSET_RECORDS, device_agreement, device_offsets, loss_noise_summary, noise_subset_agreement, noise_summary,
+    MIN_OFFSET_RECORDS,
+    device_agreement,
+    device_offsets,
+    loss_noise_summary,
+    noise_subset_agreement,
+    noise_summary,
     summary,
 )
 

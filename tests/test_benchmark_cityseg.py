@@ -8,13 +8,16 @@ import numpy as np
 import pytest
 
 import nas_envs
+from nas_envs.benchmarks.base import objective_matrix
 from nas_envs.benchmarks.cityseg_fit import fit_cityseg
 from nas_envs.benchmarks.cityseg_problems import OBJECTIVES
 from nas_envs.groundtruth.cityseg_supernet import supernet_path, train_supernet
 from nas_envs.groundtruth.collect import collect, plan
 from nas_envs.groundtruth.cost_tables import measure_costs
-from nas_envs.groundtruth.train import PROTOCOLS
+from nas_envs.groundtruth.protocols import PROTOCOLS
 from nas_envs.spaces.base import InvalidArchitectureError
+
+pytestmark = pytest.mark.slow  # a supernet, a fit or a Ray instance per module
 
 SMOKE = PROTOCOLS["cityseg-smoke"]
 REPO_DATA = Path(__file__).resolve().parents[1] / "assets" / "data"
@@ -32,35 +35,38 @@ def bundle(tmp_path_factory):
         records = assets / "data" / "cityseg-smoke.jsonl"
         collect(records, SMOKE.name, plan("cityseg", "random", "train", 40, seeds=1), workers=1)
         collect(records, SMOKE.name, plan("cityseg", "random", "noise", 4, seeds=3), workers=1)
-        entry = fit_cityseg(seed=0, protocol=SMOKE.name, members=3)
-        yield assets, entry
+        entry = fit_cityseg(seed=0, protocol=SMOKE.name, members=3, out_dir=assets / "models" / "cityseg-smoke")
+        yield assets / "models" / "cityseg-smoke", entry
 
 
 @pytest.fixture
-def mop15(bundle, monkeypatch):
-    assets, _ = bundle
-    monkeypatch.setenv("NAS_ENVS_ASSETS", str(assets))
-    return nas_envs.make_benchmark("cityseg-mop15").load()
+def mop15(bundle):
+    return nas_envs.make_benchmark("cityseg-mop15", bundle=bundle[0]).load()
+
+
+def ev(benchmark, *args, **kwargs) -> np.ndarray:
+    """The (N, M) objective array of an evaluation (EvoXBench's layout)."""
+    return objective_matrix(benchmark, benchmark.evaluate(*args, **kwargs))
 
 
 def test_objectives_are_reproducible_and_noise_stays_in_its_factors(mop15):
     archs = mop15.space.sample(50, seed=0)
-    first, again = mop15.evaluate(archs, seed=7), mop15.evaluate(archs, seed=7)
+    first, again = ev(mop15, archs, seed=7), ev(mop15, archs, seed=7)
     np.testing.assert_array_equal(first, again)
     assert first.shape == (50, 7) and mop15.objectives == OBJECTIVES
-    exact = mop15.evaluate(archs, noise=False)
+    exact = ev(mop15, archs, noise=False)
     ratio = first / exact
     names = list(mop15.objectives)
     for name, spread in (("h1_latency", 0.02), ("h2_latency", 0.02), ("h1_energy", 0.05), ("h2_energy", 0.05)):
         column = ratio[:, names.index(name)]
         assert (np.abs(column - 1) <= spread + 1e-12).all() and column.std() > 0
     np.testing.assert_array_equal(ratio[:, [names.index("flops"), names.index("params")]], 1.0)
-    assert not np.array_equal(mop15.evaluate(archs, seed=8), first)
+    assert not np.array_equal(ev(mop15, archs, seed=8), first)
 
 
 def test_flops_and_params_are_those_of_the_real_networks(mop15):
     archs = mop15.space.sample(6, seed=3)
-    out = mop15.evaluate(archs, noise=False)
+    out = ev(mop15, archs, noise=False)
     names = list(mop15.objectives)
     measured = measure_costs(mop15.space, SMOKE, archs)
     np.testing.assert_array_equal(out[:, names.index("params")], measured[:, 0])
@@ -68,19 +74,18 @@ def test_flops_and_params_are_those_of_the_real_networks(mop15):
 
 
 def test_problems_select_their_objectives_in_order(bundle, monkeypatch, mop15):
-    monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
     archs = mop15.space.sample(5, seed=1)
-    every = mop15.evaluate(archs, seed=3)
-    mop9 = nas_envs.make_benchmark("cityseg-mop9")
+    every = ev(mop15, archs, seed=3)
+    mop9 = nas_envs.make_benchmark("cityseg-mop9", bundle=bundle[0])
     columns = [OBJECTIVES.index(o) for o in ("err", "h2_latency", "h2_energy", "flops")]
-    np.testing.assert_array_equal(mop9.evaluate(archs, seed=3)[:, [0, 1, 3]], every[:, [columns[0], columns[1],
+    np.testing.assert_array_equal(ev(mop9, archs, seed=3)[:, [0, 1, 3]], every[:, [columns[0], columns[1],
                                                                                          columns[3]]])
 
 
 def test_degenerate_head_scores_the_nadir_point(mop15):
     genes = mop15.space.sample(seed=2)
     genes[0] = 0
-    out = mop15.evaluate(genes[None, :], seed=0)[0]
+    out = ev(mop15, genes[None, :], seed=0)[0]
     np.testing.assert_array_equal(out, [mop15.bounds[o][1] for o in mop15.objectives])
     np.testing.assert_allclose(mop15.normalise(out[None, :]), 1.0)
     assert mop15.hypervolume(out[None, :]) == 0.0
@@ -88,7 +93,7 @@ def test_degenerate_head_scores_the_nadir_point(mop15):
 
 def test_normalised_objectives_and_hypervolume(mop15, bundle):
     _, entry = bundle
-    out = mop15.evaluate(mop15.space.sample(200, seed=4), seed=0)
+    out = ev(mop15, mop15.space.sample(200, seed=4), seed=0)
     normalised = mop15.normalise(out)
     assert (normalised >= 0).all() and (normalised <= 1).all()
     point = normalised[:1]
@@ -108,20 +113,20 @@ def test_normalised_objectives_and_hypervolume(mop15, bundle):
 )
 def test_bad_input_says_what_is_wrong(mop15, bad, message):
     with pytest.raises(InvalidArchitectureError, match=message):
-        mop15.evaluate(bad)
+        ev(mop15, bad)
 
 
 @pytest.mark.parametrize("algorithm", ["nsga2", "nsga3", "moead", "rvea"])
 def test_pymoo_algorithms_run_reproducibly(bundle, monkeypatch, tmp_path, algorithm):
-    from agents.moea import run_moea
+    from nas_envs.agents.moea import run_moea
 
-    monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
-    first = run_moea(problem=2, algorithm=algorithm, seed=0, evaluations=315)
+    first = run_moea(problem=2, algorithm=algorithm, seed=0, evaluations=315, bundle=bundle[0])
     trajectory = tmp_path / algorithm / "seed_0.jsonl"
-    assert first == run_moea(problem=2, algorithm=algorithm, seed=0, evaluations=315, trajectory=trajectory)
+    assert first == run_moea(problem=2, algorithm=algorithm, seed=0, evaluations=315, trajectory=trajectory,
+                             bundle=bundle[0])
     visited = [json.loads(line)["architecture"] for line in trajectory.read_text().splitlines()]
     assert len(visited) == first["evaluations"]  # every evaluation, as canonical strings the collector can train
-    space = nas_envs.make_benchmark("cityseg-mop2").space
+    space = nas_envs.make_benchmark("cityseg-mop2", bundle=bundle[0]).space
     assert all(space.to_string(space.from_string(a)) == a for a in visited[:50])
     assert first["evaluations"] == 315  # three generations of 105
     assert 0.0 < first["hv"] < 1.0
@@ -133,16 +138,14 @@ def test_environment_passes_both_checkers(bundle, monkeypatch, env_id):
     from gymnasium.utils.env_checker import check_env
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-    monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
-    check_env(gym.make(env_id).unwrapped)
-    sb3_check_env(gym.make(env_id).unwrapped)
+    check_env(gym.make(env_id, bundle=bundle[0]).unwrapped)
+    sb3_check_env(gym.make(env_id, bundle=bundle[0]).unwrapped)
 
 
 def test_environment_rewards_hypervolume_improvement_of_its_archive(bundle, monkeypatch, mop15):
     import gymnasium as gym
 
-    monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
-    env = gym.make("CitySeg-MOP4-v0", budget_seconds=4.5 * mop15.seconds_per_evaluation)
+    env = gym.make("CitySeg-MOP4-v0", bundle=bundle[0], budget_seconds=4.5 * mop15.seconds_per_evaluation)
     _, info = env.reset(seed=3)
     assert info["action_mask"].tolist() == [0, 1, 1, 0]  # head depth 0 is masked
     rng = np.random.default_rng(0)
@@ -158,26 +161,22 @@ def test_environment_rewards_hypervolume_improvement_of_its_archive(bundle, monk
         points.append(list(info["objectives"].values()))
         assert list(info["objectives"]) == ["err", "h1_latency", "h1_energy", "flops"]
     assert total == pytest.approx(info["hypervolume"])
-    assert info["hypervolume"] == pytest.approx(hypervolume_of(bundle, monkeypatch, np.array(points)))
+    assert info["hypervolume"] == pytest.approx(
+        nas_envs.make_benchmark("cityseg-mop4", bundle=bundle[0]).hypervolume(np.array(points)))
     assert info["budget_exhausted"]
-    with pytest.raises(nas_envs.benchmarks.BudgetExhaustedError):
-        env.reset()
+    _, info = env.reset()
+    assert info["budget_exhausted"]
     _, info = env.reset(options={"reset_budget": True})
     assert env.unwrapped.hypervolume == 0.0 and info["sim_time"] == 0.0
-
-
-def hypervolume_of(bundle, monkeypatch, points: np.ndarray) -> float:
-    monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
-    return nas_envs.make_benchmark("cityseg-mop4").hypervolume(points)
 
 
 def test_vector_environment_matches_single_environments(bundle, monkeypatch):
     import gymnasium as gym
 
-    monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
-    space = nas_envs.make_benchmark("cityseg-mop2").space
+    space = nas_envs.make_benchmark("cityseg-mop2", bundle=bundle[0]).space
     episodes = [space.sample(3, seed=s) for s in (10, 11)]  # two rounds of three architectures
-    venv = gym.make_vec("CitySeg-MOP2-v0", num_envs=3, vectorization_mode="vector_entry_point", noise=False)
+    venv = gym.make_vec("CitySeg-MOP2-v0", num_envs=3, vectorization_mode="vector_entry_point", noise=False,
+                        bundle=bundle[0])
     venv.reset(seed=0)
     vector_rewards = []
     for archs in episodes:
@@ -187,7 +186,7 @@ def test_vector_environment_matches_single_environments(bundle, monkeypatch):
         vector_rewards.append(rewards)
         venv.step(np.zeros(3, dtype=np.int64))  # the autoreset step
     for copy in range(3):
-        env = gym.make("CitySeg-MOP2-v0", noise=False)
+        env = gym.make("CitySeg-MOP2-v0", bundle=bundle[0], noise=False)
         _, info = env.reset(seed=0)
         for round_, archs in enumerate(episodes):
             if round_:
@@ -200,12 +199,11 @@ def test_vector_environment_matches_single_environments(bundle, monkeypatch):
 def test_vector_reward_mode_gives_minus_the_normalised_objectives(bundle, monkeypatch):
     import gymnasium as gym
 
-    monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
-    archs = nas_envs.make_benchmark("cityseg-mop5").space.sample(2, seed=4)
-    env = gym.make("CitySeg-MOP5-v0", noise=False, reward="vector")
+    archs = nas_envs.make_benchmark("cityseg-mop5", bundle=bundle[0]).space.sample(2, seed=4)
+    env = gym.make("CitySeg-MOP5-v0", bundle=bundle[0], noise=False, reward="vector")
     assert env.unwrapped.reward_dim == 5 and env.unwrapped.reward_space.shape == (5,)
     env.reset(seed=0)
-    for step, action in enumerate(archs[0]):
+    for action in archs[0]:
         _, reward, terminated, _, info = env.step(int(action))
         assert reward.shape == (5,) and reward.dtype == np.float32
         if not terminated:
@@ -216,26 +214,26 @@ def test_vector_reward_mode_gives_minus_the_normalised_objectives(bundle, monkey
     assert info["hypervolume"] > 0  # the archive is kept as in the default mode
 
     venv = gym.make_vec("CitySeg-MOP5-v0", num_envs=2, vectorization_mode="vector_entry_point", noise=False,
-                        reward="vector")
+                        reward="vector", bundle=bundle[0])
     venv.reset(seed=0)
     for step in range(24):
         _, rewards, terminated, _, info = venv.step(archs[:, step])
     assert rewards.shape == (2, 5) and terminated.all()
     np.testing.assert_allclose(rewards[0], reward, rtol=1e-6)  # noise-free: the same architecture, the same vector
     with pytest.raises(ValueError, match=r"reward must be one of \('hv', 'vector'\), got 'pareto'"):
-        gym.make("CitySeg-MOP5-v0", reward="pareto")
+        gym.make("CitySeg-MOP5-v0", bundle=bundle[0], reward="pareto")
 
 
 def test_moea_command_runs_in_parallel_and_resumes(bundle, monkeypatch, tmp_path):
-    from agents.cli import main
-    from agents.moea import run_moea
+    from nas_envs.agents.moea import run_moea
+    from nas_envs.cli import main
 
-    monkeypatch.setenv("NAS_ENVS_ASSETS", str(bundle[0]))
     out = tmp_path / "runs.jsonl"
     command = ["moea", "--problems", "2", "--algorithms", "nsga2", "--runs", "2", "--evaluations", "210",
-               "--workers", "2", "--out", str(out)]
+               "--workers", "2", "--out", str(out), "--bundle", str(bundle[0])]
     assert main(command) == 0
     rows = sorted((json.loads(line) for line in out.read_text().splitlines()), key=lambda r: r["seed"])
     assert [r["seed"] for r in rows] == [0, 1]
-    assert rows[1] == {**run_moea(problem=2, algorithm="nsga2", seed=1, evaluations=210), "evaluations_asked": 210}
+    again = run_moea(problem=2, algorithm="nsga2", seed=1, evaluations=210, bundle=bundle[0])
+    assert rows[1] == {**again, "evaluations_asked": 210}
     assert main(command) == 0 and len(out.read_text().splitlines()) == 2  # finished runs are not run again

@@ -5,14 +5,14 @@ import pytest
 import torch
 
 import nas_envs
-from nas_envs.assets import assets_dir
+from nas_envs.assets import packaged_bundle
 from nas_envs.benchmarks import SurrogateBenchmark
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS
 from nas_envs.groundtruth.cost_tables import measure_costs
-from nas_envs.groundtruth.train import DEFAULT_PROTOCOL, PROTOCOLS
+from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from nas_envs.spaces.base import InvalidArchitectureError
 from nas_envs.spaces.darts import DartsSpace
-from surrogates.manifest import AssetError
+from nas_envs.surrogates.manifest import AssetError
 from tests.test_darts_space import DARTS_V2, PC_DARTS
 
 
@@ -99,14 +99,26 @@ def test_bad_architectures_raise(bench):
 
 def test_corrupted_or_missing_model_files_are_named(tmp_path):
     copy = tmp_path / "darts"
-    shutil.copytree(assets_dir() / "models" / "darts", copy)
+    shutil.copytree(packaged_bundle("darts-v0"), copy)
     member = next(copy.glob("xgb/val_accuracy/member_*.json"))
     member.write_bytes(member.read_bytes()[:-10])
-    with pytest.raises(AssetError, match=rf"corrupted model file .*{member.name}.*git checkout"):
+    with pytest.raises(AssetError, match=rf"corrupted model file .*{member.name}.*nas-envs fit"):
         SurrogateBenchmark(DartsSpace(), copy).evaluate(DARTS_V2)
     member.unlink()
     with pytest.raises(AssetError, match=rf"missing model file .*{member.name}"):
         SurrogateBenchmark(DartsSpace(), copy).evaluate(DARTS_V2)
+
+
+def test_a_changed_released_bundle_is_refused(tmp_path, monkeypatch):
+    for copy in ("faithful", "changed"):
+        shutil.copytree(packaged_bundle("darts-v0"), tmp_path / copy / "models" / "darts-v0")
+    monkeypatch.setenv("NAS_ENVS_ASSETS", str(tmp_path / "faithful"))
+    assert nas_envs.make_benchmark("darts").evaluate(DARTS_V2, noise=False)["val_accuracy"][0] > 0.5
+    manifest = tmp_path / "changed" / "models" / "darts-v0" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"seed": 0', '"seed": 1', 1))  # a refit, say
+    monkeypatch.setenv("NAS_ENVS_ASSETS", str(tmp_path / "changed"))
+    with pytest.raises(AssetError, match="not the released manifest"):
+        nas_envs.make_benchmark("darts").evaluate(DARTS_V2)
 
 
 def test_unknown_benchmark_and_surrogate():

@@ -5,8 +5,8 @@ import torch
 from nas_envs.groundtruth.cityseg_net import LARGEST_GENES, CitySegNet
 from nas_envs.groundtruth.cityseg_supernet import evaluate_subnet, supernet_path, train_supernet
 from nas_envs.groundtruth.cost_tables import build_cost_table, measure_costs
+from nas_envs.groundtruth.protocols import PROTOCOLS
 from nas_envs.groundtruth.scenes import BACKGROUND, confusion_matrix, make_scenes, mean_iou
-from nas_envs.groundtruth.train import PROTOCOLS
 from nas_envs.spaces import get_space
 
 SPACE = get_space("cityseg")
@@ -30,6 +30,7 @@ def test_supernet_runs_every_subnet_with_the_weights_it_extracts():
             torch.testing.assert_close(supernet(x, genes), subnet(x), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_flops_and_params_tables_are_exact():
     table = build_cost_table(SPACE, SMOKE, checks=10)  # raises unless 10 fresh networks are reproduced exactly
     archs = SPACE.sample(5, seed=11)
@@ -53,6 +54,7 @@ def test_scenes_are_reproducible_and_labelled_by_item():
     assert mean_iou(confusion_matrix(everything_background, scenes.labels)) < 0.2
 
 
+@pytest.mark.slow
 def test_supernet_training_resumes_exactly_and_subnets_are_scored_reproducibly(tmp_path, monkeypatch):
     monkeypatch.setenv("NAS_ENVS_ASSETS", str(tmp_path))
     (tmp_path / "data").mkdir()
@@ -63,13 +65,13 @@ def test_supernet_training_resumes_exactly_and_subnets_are_scored_reproducibly(t
 
     with pytest.raises(KeyboardInterrupt):
         train_supernet(SMOKE, interrupted, progress=killed_after_first_epoch)
-    assert len(torch.load(interrupted, weights_only=False)["log"]["epochs"]) == 1
+    assert len(torch.load(interrupted, weights_only=True)["log"]["epochs"]) == 1
     resumed_log = train_supernet(SMOKE, interrupted)
     straight = supernet_path(SMOKE)
     straight_log = train_supernet(SMOKE, straight)
     assert [e["loss"] for e in resumed_log["epochs"]] == [e["loss"] for e in straight_log["epochs"]]
-    for name, tensor in torch.load(straight, weights_only=False)["model"].items():
-        torch.testing.assert_close(torch.load(interrupted, weights_only=False)["model"][name], tensor)
+    for name, tensor in torch.load(straight, weights_only=True)["model"].items():
+        torch.testing.assert_close(torch.load(interrupted, weights_only=True)["model"][name], tensor)
 
     genes = SPACE.sample(seed=2).tolist()
     first, again = evaluate_subnet(SMOKE, genes, seed=0), evaluate_subnet(SMOKE, genes, seed=0)
@@ -78,3 +80,30 @@ def test_supernet_training_resumes_exactly_and_subnets_are_scored_reproducibly(t
     }
     assert 0.0 <= first["val_miou"] <= 1.0 and first["err"] == pytest.approx(1.0 - first["val_miou"])
     assert first["params"] == sum(p.numel() for p in CitySegNet(genes).parameters())
+
+
+class _RunsCodeWhenUnpickled:
+    """A stand-in for a malicious checkpoint: unpickling it would create a marker file."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_a_replaced_checkpoint_is_refused_without_running_its_code(tmp_path, monkeypatch):
+    import pickle
+
+    from nas_envs.groundtruth.cityseg_supernet import _trained_supernet
+
+    monkeypatch.setenv("NAS_ENVS_ASSETS", str(tmp_path))
+    (tmp_path / "data").mkdir()
+    marker = tmp_path / "ran"
+    checkpoint = supernet_path(SMOKE)
+    torch.save({"model": _RunsCodeWhenUnpickled(str(marker)), "log": {"epochs": []}}, checkpoint)
+    with pytest.raises(pickle.UnpicklingError):
+        _trained_supernet(str(checkpoint))
+    with pytest.raises(pickle.UnpicklingError):
+        train_supernet(SMOKE, checkpoint)
+    assert not marker.exists()

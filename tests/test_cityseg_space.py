@@ -81,9 +81,8 @@ def test_strings_in_evoxbench_dict_form():
     genes = SPACE.sample(seed=4)
     text = SPACE.to_string(genes)
     assert text.startswith("CitySeg(d=[")
-    as_dict = "{'d': %s, 'e': %s, 'w': %s}" % (
-        genes[:5].tolist(), genes[EXPAND_START:WIDTH_START].tolist(), genes[WIDTH_START:].tolist()
-    )
+    depths, expands, widths = genes[:5].tolist(), genes[EXPAND_START:WIDTH_START].tolist(), genes[WIDTH_START:].tolist()
+    as_dict = f"{{'d': {depths}, 'e': {expands}, 'w': {widths}}}"
     np.testing.assert_array_equal(SPACE.from_string(as_dict), genes)  # expand ratios as indices also parse
 
 
@@ -124,7 +123,7 @@ def test_problems_follow_table_1_and_table_4():
 
     sizes = [len(PROBLEM_OBJECTIVES[n]) for n in range(1, 16)]
     assert sizes == [2, 3, 3, 4, 5, 2, 3, 3, 4, 5, 3, 5, 6, 6, 7]  # M of Table 1
-    for number, objectives in PROBLEM_OBJECTIVES.items():
+    for objectives in PROBLEM_OBJECTIVES.values():
         assert objectives[0] == "err" and len(set(objectives)) == len(objectives)
         order = [OBJECTIVES.index(o) for o in objectives]
         assert order == sorted(order)  # Table 1 lists objectives in one global order: err, latencies, energies, costs

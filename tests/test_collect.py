@@ -34,6 +34,7 @@ def test_job_architectures_are_deterministic_and_streams_differ():
     assert len({j.seed for j in jobs}) == 6
 
 
+@pytest.mark.slow
 def test_kill_9_mid_run_loses_only_trainings_in_flight_and_resume_completes(tmp_path):
     out = tmp_path / "smoke.jsonl"
     process = subprocess.Popen(collect_command(out, 6), stderr=subprocess.DEVNULL, start_new_session=True)
@@ -63,6 +64,7 @@ def test_kill_9_mid_run_loses_only_trainings_in_flight_and_resume_completes(tmp_
         assert get_space("darts").to_string(np.array(record["genes"])) == record["arch"]
 
 
+@pytest.mark.slow
 def test_a_job_another_collector_finished_is_neither_trained_nor_written_again(tmp_path):
     elsewhere = tmp_path / "elsewhere.jsonl"
     collect(elsewhere, SMOKE, plan("darts", "random", "train", 3, 1), workers=1, log=io.StringIO())
@@ -104,6 +106,7 @@ def test_writer_follows_a_file_that_git_replaced(tmp_path):
     assert out.read_text() == '{"job": "c"}\n'  # never into a deleted file
 
 
+@pytest.mark.slow
 def test_partial_last_line_is_repaired_and_never_read(tmp_path):
     out = tmp_path / "smoke.jsonl"
     assert collect(out, SMOKE, plan("darts", "random", "train", 1, 1), workers=1) == 1
@@ -117,6 +120,7 @@ def test_partial_last_line_is_repaired_and_never_read(tmp_path):
     assert [r["job"] for r in read_records(out)] == ["random/train/0/r0", "random/train/1/r0"]
 
 
+@pytest.mark.slow
 def test_same_job_same_result_across_processes(tmp_path):
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     for out in (first, second):
@@ -157,6 +161,7 @@ def test_missing_dataset_gives_install_hint(tmp_path, monkeypatch):
         fashion_mnist.load_raw.cache_clear()
 
 
+@pytest.mark.slow
 def test_records_are_json_lines_with_sorted_keys(tmp_path):
     out = tmp_path / "smoke.jsonl"
     collect(out, SMOKE, plan("darts", "param-free", "train", 1, 1), workers=1)
@@ -211,6 +216,7 @@ def test_snapshot_digest_describes_exactly_the_records_read(tmp_path):
     assert digest == hashlib.sha256(complete).hexdigest()
 
 
+@pytest.mark.slow
 def test_merge_appends_only_new_jobs_and_repairs_a_partial_tail(tmp_path):
     from nas_envs.groundtruth.collect import merge
 
@@ -225,6 +231,7 @@ def test_merge_appends_only_new_jobs_and_repairs_a_partial_tail(tmp_path):
     assert merge(elsewhere, lambda protocol: tmp_path / f"{protocol}.jsonl") == {}
 
 
+@pytest.mark.slow
 def test_cpu_records_hold_cpu_seconds_and_their_device(tmp_path):
     out = tmp_path / "smoke.jsonl"
     collect(out, SMOKE, plan("darts", "random", "train", 1, 1), workers=1)
@@ -240,7 +247,8 @@ def test_cityseg_scorings_refuse_a_gpu(tmp_path):
 
 @pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
 def test_gpu_training_starts_from_the_cpu_weights_and_batches():
-    from nas_envs.groundtruth.train import PROTOCOLS, train
+    from nas_envs.groundtruth.protocols import PROTOCOLS
+    from nas_envs.groundtruth.train import train
 
     genes = get_space("darts").sample(seed=0).tolist()
     on_cpu = train(PROTOCOLS[SMOKE], genes, seed=3)

@@ -189,3 +189,25 @@ def test_batched_masks_equal_single_masks(seed):
     steps = rng.integers(SPACE.num_decisions, size=16)
     expected = np.stack([SPACE.action_mask(g[:s]) for g, s in zip(genes, steps)])
     np.testing.assert_array_equal(SPACE.action_masks(genes, steps), expected)
+
+
+@pytest.mark.parametrize(
+    "replace, message",
+    [
+        ("normal_concat=range(0, 10000000)", r"normal_concat must be \[2, 3, 4, 5\], got range\(0, 10000000\)"),
+        ("normal_concat=5", "normal_concat must be"),
+        ("normal_concat=None", "normal_concat must be"),
+        ("normal_concat=range(2, x)", "not a literal list"),
+    ],
+)
+def test_hostile_genotype_strings_are_refused_without_expanding_anything(replace, message):
+    text = SPACE.to_string(SPACE.sample(seed=0)).replace("normal_concat=[2, 3, 4, 5]", replace)
+    with pytest.raises(InvalidArchitectureError, match=message):
+        SPACE.from_string(text)
+    huge_input = SPACE.to_string(SPACE.sample(seed=0)).replace(", 0)", ", " + "9" * 200 + ")", 1)
+    with pytest.raises(InvalidArchitectureError, match="input 0..5"):
+        SPACE.from_string(huge_input)
+    with pytest.raises(InvalidArchitectureError, match="at most 4096 characters"):
+        SPACE.from_string("Genotype(" + " " * 5000 + ")")
+    published = SPACE.to_string(SPACE.sample(seed=0)).replace("[2, 3, 4, 5]", "range(2, 6)")
+    np.testing.assert_array_equal(SPACE.from_string(published), SPACE.sample(seed=0))  # as the DARTS code prints

@@ -9,7 +9,7 @@ from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import nas_envs  # noqa: F401
-from nas_envs.benchmarks import BudgetExhaustedError
+from nas_envs import BudgetExhaustedError
 from nas_envs.spaces.darts import DartsSpace
 
 ENV_ID = "SurrNAS-DARTS-v0"
@@ -102,28 +102,59 @@ def test_illegal_action_ends_the_episode_without_spending_time():
     assert terminated and not truncated and reward == 0.0 and info["illegal_action"] is True
     assert info["sim_time"] == 0.0
     env.reset()
-    with pytest.raises(RuntimeError, match="architecture is complete"):
+    with pytest.raises(RuntimeError, match="episode has ended"):
         play(env, SPACE.sample(seed=0))
         env.step(0)
 
 
-def test_budget_exhaustion_terminates_and_plain_reset_raises():
-    env = gym.make(ENV_ID, budget_seconds=250.0)
-    obs, _ = env.reset(seed=0)
-    assert obs[-1] == 1.0
+def spend_budget(env) -> dict:
+    """Play random architectures until the budget is spent; returns the info of the spending step."""
+    env.reset(seed=0)
     spent = 0
     while True:
-        reward, info = play(env, SPACE.sample(seed=spent))
+        _, info = play(env, SPACE.sample(seed=spent))
         spent += 1
         if info["budget_exhausted"]:
-            break
+            return info
         obs, _ = env.reset()
         assert 0.0 < obs[-1] < 1.0  # the remaining fraction is observed
-    assert info["sim_time"] >= 250.0 and spent >= 2
+
+
+def test_reset_after_the_budget_is_spent_succeeds_and_the_next_step_is_truncated():
+    env = gym.make(ENV_ID, budget_seconds=250.0)
+    info = spend_budget(env)
+    assert info["sim_time"] >= 250.0
+    obs, info = env.reset()  # never raises: wrappers and auto-reset loops rely on it
+    assert info["budget_exhausted"] is True and obs[-1] == 0.0
+    spent_time = info["sim_time"]
+    obs, reward, terminated, truncated, info = env.step(0)
+    assert truncated and not terminated and reward == 0.0 and "objectives" not in info
+    assert info["sim_time"] == spent_time  # nothing beyond the budget is evaluated
+    _, info = env.reset(options={"reset_budget": True})
+    assert info["sim_time"] == 0.0 and info["budget_exhausted"] is False
+
+
+def test_strict_budget_raises_on_reset_once_spent():
+    env = gym.make(ENV_ID, budget_seconds=250.0, strict_budget=True)
+    spend_budget(env)
     with pytest.raises(BudgetExhaustedError, match="reset_budget"):
         env.reset()
-    _, info = env.reset(options={"reset_budget": True})
+    _, info = env.reset(seed=1)
     assert info["sim_time"] == 0.0
+
+
+def test_vector_copies_over_budget_truncate_without_evaluating():
+    envs = gym.make_vec(ENV_ID, num_envs=3, vectorization_mode="vector_entry_point", budget_seconds=150.0)
+    envs.reset(seed=0)
+    truncated_seen = False
+    for _ in range(SPACE.num_decisions * 4):
+        masks = envs.unwrapped.action_masks()
+        _, rewards, terminated, truncated, info = envs.step(masks.argmax(axis=1))
+        truncated_seen |= truncated.any()
+        assert (rewards[truncated] == 0.0).all()
+        if "objectives" in info:
+            assert not (info["_objectives"] & truncated).any()
+    assert truncated_seen and info["budget_exhausted"].all()
 
 
 def test_bad_arguments_raise_clear_errors():
@@ -168,7 +199,7 @@ def test_vector_env_matches_single_envs():
         reward, single_info = play(single, archs[row])
         assert rewards[row] == pytest.approx(reward)
         assert info["architecture"][row] == single_info["architecture"]
-        np.testing.assert_array_equal(obs[row], single.unwrapped._obs)
+        np.testing.assert_array_equal(obs[row], single.unwrapped._episodes.obs[0])
     # next-step autoreset: the following step starts new architectures and ignores the actions
     obs, rewards, terminated, _, info = venv.step(np.zeros(num_envs, dtype=int))
     assert not terminated.any() and (rewards == 0).all()

@@ -2,9 +2,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_tutorial_runs_and_writes_its_plot(tmp_path):
     result = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "tutorial.py"), "--out", str(tmp_path)],

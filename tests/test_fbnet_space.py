@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from nas_envs.groundtruth.cost_tables import build_cost_table, measure_costs
 from nas_envs.groundtruth.fbnet_net import FBNetNetwork
-from nas_envs.groundtruth.train import PROTOCOLS
+from nas_envs.groundtruth.protocols import PROTOCOLS
 from nas_envs.spaces.base import InvalidArchitectureError
 from nas_envs.spaces.fbnet import BLOCKS, NUM_LAYERS, FBNetSpace, layer_stage
 
@@ -55,6 +55,7 @@ def test_bad_genes():
         SPACE.as_genes(genes)
 
 
+@pytest.mark.slow
 def test_network_shapes_and_exact_cost_table():
     torch.set_num_threads(1)
     protocol = PROTOCOLS["fbnet-smoke"]

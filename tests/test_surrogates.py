@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 import xgboost as xgb
 
-from surrogates.forest import ForestEnsemble
-from surrogates.manifest import AssetError, read_verified_manifest, write_manifest
-from surrogates.metrics import all_metrics, sparse_kendall_tau
-from surrogates.noise import SeedNoise, calibration_scale, measure_seed_noise, noise_std
-from surrogates.xgb import fit_xgb_ensemble
+from nas_envs.surrogates.forest import ForestEnsemble
+from nas_envs.surrogates.manifest import AssetError, read_verified_manifest, write_manifest
+from nas_envs.surrogates.metrics import all_metrics, sparse_kendall_tau
+from nas_envs.surrogates.noise import SeedNoise, calibration_scale, measure_seed_noise, noise_std
+from nas_envs.surrogates.xgb import fit_xgb_ensemble
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_ensemble_fit_is_deterministic_and_members_differ(ensemble_files, tmp_pa
 
 
 def test_ridge_ensemble_recovers_a_linear_cost_and_round_trips(tmp_path):
-    from surrogates.linear import RidgeEnsemble, cross_validated_alpha
+    from nas_envs.surrogates.linear import RidgeEnsemble, cross_validated_alpha
 
     rng = np.random.default_rng(0)
     counts = rng.integers(0, 5, size=(200, 6)).astype(np.float64)
@@ -151,10 +151,10 @@ def test_members_with_different_tree_counts_merge_into_one_call(ensemble_files, 
 
 
 def test_gin_ensemble_learns_a_graph_signal_and_round_trips(tmp_path):
-    from nas_envs.spaces.darts import DartsSpace
-    from surrogates.gin import GINConfig, GINEnsemble, GraphBatch, pairwise_hinge
-
     import torch
+
+    from nas_envs.spaces.darts import DartsSpace
+    from nas_envs.surrogates.gin import GINConfig, GINEnsemble, GraphBatch, pairwise_hinge
 
     space = DartsSpace()
     archs = space.sample(250, seed=0)
@@ -174,7 +174,8 @@ def test_gin_ensemble_learns_a_graph_signal_and_round_trips(tmp_path):
         GINEnsemble.fit(graphs.subset(np.arange(200)), y[:200, 0], config, members=1)
     paths = ensemble.save(tmp_path)
     loaded = GINEnsemble.load(tmp_path, count=len(paths) - 1)
-    np.testing.assert_allclose(loaded.predict(graphs.subset(np.arange(5))), ensemble.predict(graphs.subset(np.arange(5))))
+    first = graphs.subset(np.arange(5))
+    np.testing.assert_allclose(loaded.predict(first), ensemble.predict(first))
     # the ranking loss is zero once every better architecture is predicted at least the margin higher
     assert float(pairwise_hinge(torch.tensor([3.0, 1.0]), torch.tensor([2.0, 1.0]), 0.1)) == 0.0
     assert float(pairwise_hinge(torch.tensor([1.0, 1.0]), torch.tensor([2.0, 1.0]), 0.1)) == pytest.approx(0.1)
@@ -182,7 +183,7 @@ def test_gin_ensemble_learns_a_graph_signal_and_round_trips(tmp_path):
 
 def test_stacked_gin_equals_each_members_forward():
     from nas_envs.spaces.darts import DartsSpace
-    from surrogates.gin import GINConfig, GINEnsemble, GraphBatch
+    from nas_envs.surrogates.gin import GINConfig, GINEnsemble, GraphBatch
 
     space = DartsSpace()
     graphs = GraphBatch(*space.graphs(space.sample(40, seed=1)))
@@ -200,7 +201,7 @@ def test_gin_with_tabular_features_reads_them_standardised_and_stacks_them_exact
     from dataclasses import replace
 
     from nas_envs.spaces.darts import DartsSpace
-    from surrogates.gin import GINConfig, GINEnsemble, GraphBatch
+    from nas_envs.surrogates.gin import GINConfig, GINEnsemble, GraphBatch
 
     space = DartsSpace()
     archs = space.sample(40, seed=3)
@@ -252,7 +253,9 @@ def test_runtime_model_is_fitted_on_trainings_with_cpu_seconds_only(tmp_path):
     rows = np.random.default_rng(0).permutation(len(data.genes))
     fit_rows, eval_rows = np.sort(rows[:-40]), np.sort(rows[-40:])
     assert unmeasured[eval_rows].any() and not unmeasured[eval_rows].all()
-    cost_table = json.loads((Path(__file__).resolve().parents[1] / "assets/models/darts/costs.json").read_text())
+    from nas_envs.assets import packaged_bundle
+
+    cost_table = json.loads((packaged_bundle("darts-v0") / "costs.json").read_text())
     runtime = fit_and_score("runtime", get_space("darts"), data, cost_table, fit_rows, eval_rows, tmp_path, seed=0)
     assert runtime.fit_records == int((~unmeasured[fit_rows]).sum())
     assert runtime.held_out_records == int((~unmeasured[eval_rows]).sum())
@@ -276,7 +279,6 @@ def test_gpu_accuracies_are_fitted_on_the_cpu_scale():
 
 
 def test_a_bundle_is_judged_on_the_grown_noise_subset_without_refitting(tmp_path, monkeypatch):
-    from pathlib import Path
 
     from nas_envs.benchmarks.fit import fit_surrogate, score_bundle
 
@@ -288,14 +290,15 @@ def test_a_bundle_is_judged_on_the_grown_noise_subset_without_refitting(tmp_path
     data.parent.mkdir()
     data.write_text("".join(train[:120] + noise[:30]))
     monkeypatch.setenv("NAS_ENVS_ASSETS", str(tmp_path))
-    entry = fit_surrogate("darts", "xgb")
-    same = score_bundle("darts", "xgb")  # the data it was fitted with: its manifest's numbers
+    refit = tmp_path / "models" / "darts-refit"
+    entry = fit_surrogate("darts", "xgb", out_dir=refit)
+    same = score_bundle("darts", "xgb", bundle=refit)  # the data it was fitted with: its manifest's numbers
     for part in ("noise_subset", "held_out_metrics"):
         for target, metrics in entry[part].items():
             assert same[part][target] == pytest.approx(metrics)
     with open(data, "a") as handle:
         handle.write("".join(noise[30:60]))
-    grown = score_bundle("darts", "xgb")
+    grown = score_bundle("darts", "xgb", bundle=refit)
     assert grown["bundle_data_lines"] == entry["data_lines"] == 150 and grown["data_lines"] == 180
     assert grown["noise_architectures"] > same["noise_architectures"]
     assert grown["noise_subset"]["val_accuracy"]["surrogate_n"] == grown["noise_architectures"]
@@ -347,13 +350,14 @@ def test_the_pooled_surrogate_is_scored_on_what_the_benchmark_predicts():
     import nas_envs
     from nas_envs.assets import data_path
     from nas_envs.benchmarks.fit import leave_one_source_out, load_dataset, score_bundle
-    from surrogates.metrics import mae
+    from nas_envs.surrogates.metrics import mae
 
     scored = score_bundle("darts", "xgb+gin")
     assert "noise_calibration" not in scored  # the benchmark draws each part's own calibrated noise, not the pool's
     data = load_dataset(data_path("darts-fmnist14-c8l8-e4-v1"), "darts-fmnist14-c8l8-e4-v1")
     means = nas_envs.make_benchmark("darts", surrogate="xgb+gin").evaluate(data.noise_genes, noise=False)
     seed_means = np.array([v.mean() for v in data.noise_targets["val_accuracy"]])
-    assert scored["noise_subset"]["val_accuracy"]["surrogate_mae"] == pytest.approx(mae(seed_means, means["val_accuracy"]))
+    expected = mae(seed_means, means["val_accuracy"])
+    assert scored["noise_subset"]["val_accuracy"]["surrogate_mae"] == pytest.approx(expected)
     with pytest.raises(ValueError, match="fitted one by one"):
         leave_one_source_out("darts", "xgb+gin")

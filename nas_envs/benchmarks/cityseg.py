@@ -13,18 +13,20 @@ Objectives (all minimised), per architecture:
 - ``flops`` (multiply-accumulates for one 64 x 64 scene) and ``params``: exact.
 
 Architectures with head depth 0 get the nadir point, as in EvoXBench. Noise comes from the caller's seed only:
-the same seed gives the same objectives in every process.
+the same seed gives the same objectives in every process, and every problem draws the same noise for the
+objectives it shares with another.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from functools import cached_property
-from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
+from nas_envs.assets import check_pin, resolve_bundle, restore_hint
+from nas_envs.benchmarks.base import Benchmark
 from nas_envs.benchmarks.cityseg_problems import OBJECTIVES, CitySegProblem
 from nas_envs.spaces.cityseg import (
     DEPTH_CHOICES,
@@ -35,13 +37,22 @@ from nas_envs.spaces.cityseg import (
     WIDTH_START,
     CitySegSpace,
 )
-from surrogates.manifest import read_verified_manifest
-from surrogates.noise import ensemble_mean_std
+from nas_envs.surrogates.manifest import read_verified_manifest, require_listed
+from nas_envs.surrogates.noise import ensemble_mean_std
+from nas_envs.threads import inference_threads
 
 PJ_PER_MAC = 3.7 + 0.9  # 32-bit float multiply + add (Horowitz, ISSCC 2014, 45 nm)
 PJ_PER_DRAM_WORD = 640.0  # 32-bit DRAM access (ibid., as tabulated by Han et al., ICLR 2016)
 PROFILE_BATCH = {"h1": 8, "h2": 1}
 NOISE_FACTORS = {"h1_latency": 0.02, "h2_latency": 0.02, "h1_energy": 0.05, "h2_energy": 0.05}
+
+
+def hypervolume(points: np.ndarray) -> float:
+    """Exact hypervolume of normalised points ``(N, M)`` (each <= 1) against the reference point all ones (moocore's
+    C implementation, which pymoo also uses)."""
+    import moocore
+
+    return float(moocore.hypervolume(points, ref=np.ones(points.shape[1]))) if len(points) else 0.0
 
 
 def energy_microjoules(flops: np.ndarray, activations: np.ndarray, params: np.ndarray, batch: int) -> np.ndarray:
@@ -99,17 +110,20 @@ def hardware_objectives(space: CitySegSpace, costs: dict, latency: dict[str, Lat
     return out
 
 
-class CitySegBenchmark:
-    """One CitySeg/MOP problem over the bundled CitySeg models (``assets/models/cityseg``).
+class CitySegBenchmark(Benchmark):
+    """One CitySeg/MOP problem over a CitySeg bundle (``"cityseg-v0"`` or a folder written by ``nas-envs fit``).
 
-    ``evaluate(X)`` takes an ``(N, 24)`` integer array (or genes / strings) and returns the ``(N, M)`` raw
-    objectives of the problem, in the order of the paper's Table 1.
+    ``evaluate(X)`` takes an ``(N, 24)`` integer array (or genes / strings) and returns the problem's raw
+    objectives (all minimised), one ``(N,)`` array each, in the order of the paper's Table 1;
+    :func:`nas_envs.benchmarks.base.objective_matrix` stacks them into the ``(N, M)`` array of EvoXBench.
+    The single-objective :meth:`score` is the hypervolume of the architecture alone (the product of one minus its
+    normalised objectives, each clipped to [0, 1]): 0 at or beyond the nadir in any objective, 1 at the utopia.
     """
 
-    def __init__(self, problem: CitySegProblem, bundle_dir: Path) -> None:
+    def __init__(self, problem: CitySegProblem, bundle: "str | os.PathLike") -> None:
         self.problem = problem
         self.space = CitySegSpace()
-        self.bundle_dir = Path(bundle_dir)
+        self.bundle_dir, self._pin = resolve_bundle(bundle)
 
     @property
     def name(self) -> str:
@@ -119,30 +133,39 @@ class CitySegBenchmark:
     def objectives(self) -> tuple[str, ...]:
         return self.problem.objectives
 
+    @property
+    def directions(self) -> dict[str, int]:
+        return {name: -1 for name in self.objectives}
+
     @cached_property
     def manifest(self) -> dict:
-        return read_verified_manifest(
-            self.bundle_dir,
-            restore_hint=f"Restore the folder with 'git checkout -- {self.bundle_dir}' or rebuild it with "
-            "'nas-envs fit cityseg --model ranknet'.",
-        )
+        hint = restore_hint(self.bundle_dir, self._pin is not None)
+        manifest = read_verified_manifest(self.bundle_dir, hint)
+        check_pin(self.bundle_dir, self._pin)
+        require_listed(manifest, self.bundle_dir, ["ranknet/config.json", "ranknet/weights.npz", "costs.json",
+                                                   "latency-h1.json", "latency-h2.json"], hint)
+        return manifest
+
+    def verify(self) -> None:
+        _ = self.manifest
 
     @cached_property
     def _ranknet(self):
-        from surrogates.ranknet import RankNetEnsemble
+        from nas_envs.surrogates.ranknet import RankNetEnsemble
 
-        self.manifest  # verify checksums first
+        _ = self.manifest  # verify checksums first
         return RankNetEnsemble.load(self.bundle_dir / "ranknet")
 
     @cached_property
     def _costs(self) -> dict:
-        self.manifest
+        _ = self.manifest
         return json.loads((self.bundle_dir / "costs.json").read_text())
 
     @cached_property
     def _latency(self) -> dict[str, LatencyTable]:
-        self.manifest
-        return {p: LatencyTable(json.loads((self.bundle_dir / f"latency-{p}.json").read_text())) for p in ("h1", "h2")}
+        _ = self.manifest
+        return {p: LatencyTable(json.loads((self.bundle_dir / f"latency-{p}.json").read_text()))
+                for p in ("h1", "h2")}
 
     @cached_property
     def bounds(self) -> dict[str, tuple[float, float]]:
@@ -158,19 +181,21 @@ class CitySegBenchmark:
         _ = self._ranknet, self._costs, self._latency, self.bounds
         return self
 
-    def evaluate(
-        self,
-        archs: "np.ndarray | Iterable[Sequence[int] | str] | str",
-        noise: bool = True,
-        seed: int | np.random.Generator | None = None,
-    ) -> np.ndarray:
-        """Raw objectives ``(N, M)`` of the problem (all minimised)."""
-        values = self.evaluate_all(self.space.as_batch(archs), noise, np.random.default_rng(seed))
-        return np.column_stack([values[name] for name in self.objectives])
+    def evaluate_genes(self, genes: np.ndarray, noise: bool, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        values = self.evaluate_all(genes, noise, rng)
+        return {name: values[name] for name in self.objectives}
+
+    def simulated_seconds(self, values: dict[str, np.ndarray]) -> np.ndarray:
+        return np.full(len(values[self.objectives[0]]), self.seconds_per_evaluation)
+
+    def score(self, values: dict[str, np.ndarray]) -> np.ndarray:
+        points = self.normalise(np.column_stack([values[name] for name in self.objectives]))
+        return np.prod(1.0 - np.clip(points, 0.0, 1.0), axis=1)
 
     def evaluate_all(self, genes: np.ndarray, noise: bool, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        """All seven objectives of validated canonical genes (the environments' hot path)."""
-        mean, std = ensemble_mean_std(self._ranknet.predict(self.space.one_hot(genes)))
+        """All seven objectives of validated canonical genes, whichever the problem has (same draws for all)."""
+        with inference_threads():
+            mean, std = ensemble_mean_std(self._ranknet.predict(self.space.one_hot(genes)))
         err = 1.0 - mean
         if noise:
             err = err + self.manifest["noise_scale"] * std * rng.standard_normal(len(genes))
@@ -190,9 +215,6 @@ class CitySegBenchmark:
         return (np.asarray(objectives, dtype=np.float64) - low) / (high - low)
 
     def hypervolume(self, objectives: np.ndarray) -> float:
-        """Normalised hypervolume of a set of raw objective vectors, reference point all ones (pymoo)."""
-        from pymoo.indicators.hv import HV
-
+        """Normalised hypervolume of a set of raw objective vectors ``(N, M)``, reference point all ones."""
         points = self.normalise(objectives)
-        points = points[(points <= 1.0).all(axis=1)]
-        return float(HV(ref_point=np.ones(points.shape[1]))(points)) if len(points) else 0.0
+        return hypervolume(points[(points <= 1.0).all(axis=1)])

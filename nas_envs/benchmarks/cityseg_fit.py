@@ -1,8 +1,8 @@
 """Build the CitySeg bundle: the rank-net error predictor, exact cost tables, measured latency tables, bounds.
 
 Data protocol as for DARTS and FBNet: the training subset is split by a hash of each record's job key into 90 %
-for fitting and 10 % held out (fixed as the data grows); the noise subset (repeated scorings of the same sub-networks with different BatchNorm
-calibration scenes) is never fitted on and calibrates the noise model.
+for fitting and 10 % held out (fixed as the data grows); the noise subset (repeated scorings of the same
+sub-networks with different BatchNorm calibration scenes) is never fitted on and calibrates the noise model.
 """
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ from pathlib import Path
 
 import numpy as np
 
-from nas_envs.assets import assets_dir, data_path
+from nas_envs.assets import data_path, require_data
 from nas_envs.benchmarks.cityseg import NOISE_FACTORS, LatencyTable, hardware_objectives
 from nas_envs.benchmarks.cityseg_problems import OBJECTIVES
 from nas_envs.benchmarks.fit import held_out_split, surrogate_against_table
 from nas_envs.groundtruth.analysis import noise_groups, noise_summary
 from nas_envs.groundtruth.collect import snapshot
-from nas_envs.groundtruth.train import DEFAULT_PROTOCOL
+from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
 from nas_envs.spaces.cityseg import CHOICES, CitySegSpace
-from surrogates.manifest import write_manifest
-from surrogates.metrics import all_metrics
-from surrogates.noise import SeedNoise, calibration_scale, ensemble_mean_std, measure_seed_noise
+from nas_envs.surrogates.manifest import write_manifest
+from nas_envs.surrogates.metrics import all_metrics
+from nas_envs.surrogates.noise import SeedNoise, calibration_scale, ensemble_mean_std, measure_seed_noise
 
 BOUNDS_SAMPLE = 100_000
 
@@ -33,7 +33,7 @@ def build_cost_tables(space: CitySegSpace) -> dict:
     """Exact params, FLOPs and convolution activation words of the CitySeg networks (64 x 64 scenes)."""
     from nas_envs.groundtruth.cityseg_hardware import activation_words
     from nas_envs.groundtruth.cost_tables import build_cost_table, solve_linear_table
-    from nas_envs.groundtruth.train import PROTOCOLS
+    from nas_envs.groundtruth.protocols import PROTOCOLS
 
     protocol = PROTOCOLS[DEFAULT_PROTOCOL["cityseg"]]
     return {**build_cost_table(space, protocol), **solve_linear_table(space, activation_words, ("activation_words",))}
@@ -53,13 +53,15 @@ def objective_bounds(space: CitySegSpace, costs: dict, latency: dict[str, Latenc
     return bounds
 
 
-def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10) -> dict:
-    """Fit the rank-net on the collected sub-network scores and (re)write the whole CitySeg bundle."""
-    from surrogates.ranknet import RankNetEnsemble
+def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10, out_dir: Path | None = None) -> dict:
+    """Fit the rank-net on the collected sub-network scores and write a whole CitySeg bundle to ``out_dir``
+    (default ``models/cityseg-refit`` beside the data; never a released bundle)."""
+    from nas_envs.benchmarks.fit import default_refit_dir
+    from nas_envs.surrogates.ranknet import RankNetEnsemble
 
     space = CitySegSpace()
     protocol = protocol or DEFAULT_PROTOCOL["cityseg"]
-    source_path = data_path(protocol)
+    source_path = require_data(data_path(protocol))
     # Head depth 0 is scored at the nadir, not by the predictor; a degenerate network an optimiser trajectory
     # brought in before the collector skipped them stays in the data but is not fitted on.
     every, data_sha256, data_lines = snapshot(source_path)
@@ -79,13 +81,14 @@ def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10) -
     repeated = {arch: np.array([r["val_miou"] for r in group]) for arch, group in noise_groups(records).items()}
     scale, noise = 1.0, noise_summary(records, metric="val_miou")
     if len(repeated) >= 2:
-        mean, std = ensemble_mean_std(ensemble.predict(space.one_hot(np.stack([space.from_string(a) for a in repeated]))))
+        repeated_genes = np.stack([space.from_string(a) for a in repeated])
+        mean, std = ensemble_mean_std(ensemble.predict(space.one_hot(repeated_genes)))
         # CitySeg draws are not clipped: the scale alone matches the mean seed variance of the repeats
         scale = calibration_scale(std, SeedNoise(measure_seed_noise(list(repeated.values())).variance, 0.0, np.inf))
         noise["surrogate_against_repeats"] = surrogate_against_table(list(repeated.values()), mean,
                                                                      constant=float(miou[fit_rows].mean()))
 
-    bundle = assets_dir() / "models" / "cityseg"
+    bundle = Path(out_dir) if out_dir is not None else default_refit_dir("cityseg")
     bundle.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".fit-cityseg-", dir=bundle.parent))
     try:

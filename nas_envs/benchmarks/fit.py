@@ -1,8 +1,9 @@
 """Fit a benchmark's surrogates on the collected ground truth and write the bundle with its manifest.
 
 Data protocol: the training subset (``subset == "train"``) is split by a hash of each record's job key into 90 %
-for fitting and 10 % held out (fixed as the data grows; every source holds some out); the noise subset (several seeds per architecture) is never fitted on. The bundled
-models are the ones fitted on the 90 %, so the metrics in the manifest describe exactly what ships.
+for fitting and 10 % held out (fixed as the data grows; every source holds some out); the noise subset (several
+seeds per architecture) is never fitted on. The bundled models are the ones fitted on the 90 %, so the metrics in
+the manifest describe exactly what ships.
 """
 
 from __future__ import annotations
@@ -16,15 +17,15 @@ from pathlib import Path
 
 import numpy as np
 
-from nas_envs.assets import assets_dir, data_path
+from nas_envs.assets import DEFAULT_BUNDLES, assets_dir, data_path, require_data, resolve_bundle
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, PooledKinds, load_bundled_kind, model_kind
 from nas_envs.groundtruth.analysis import device, device_offsets, noise_groups, noise_summary
 from nas_envs.groundtruth.collect import snapshot
-from nas_envs.groundtruth.train import DEFAULT_PROTOCOL, PROTOCOLS
+from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from nas_envs.spaces import get_space
-from surrogates.manifest import MANIFEST, read_verified_manifest, write_manifest
-from surrogates.metrics import all_metrics, mae
-from surrogates.noise import calibration_scale, ensemble_mean_std, measure_seed_noise, noise_std
+from nas_envs.surrogates.manifest import MANIFEST, read_verified_manifest, write_manifest
+from nas_envs.surrogates.metrics import all_metrics, mae
+from nas_envs.surrogates.noise import calibration_scale, ensemble_mean_std, measure_seed_noise, noise_std
 
 HELD_OUT_FRACTION = 0.1
 
@@ -149,7 +150,7 @@ def score(kind: str, model, space, data: Dataset, cost_table: dict, fit_rows: np
           files: list[Path] | None = None) -> FitReport:
     """``kind``'s fitted ``model`` on ``eval_rows`` and on the noise subset, with the noise calibration: the
     range of per-architecture seed noise that the noise subset supports, and the spread scale that gives draws
-    clipped to it the measured mean seed variance (:mod:`surrogates.noise`). The constant predictor of the
+    clipped to it the measured mean seed variance (:mod:`nas_envs.surrogates.noise`). The constant predictor of the
     comparison is the mean of ``fit_rows``."""
     kind_of = model_kind(kind)
     targets = np.stack([data.targets[t] for t in kind_of.targets], axis=1)
@@ -219,13 +220,21 @@ def r2_ceilings(data: Dataset, target: str) -> dict[str, float]:
     }
 
 
-def score_bundle(space_name: str, kind: str, protocol_name: str | None = None, seed: int = 0) -> dict:
-    """The bundled ``kind`` model (or pool of accuracy kinds, ``"xgb+gin"``) judged on the collection as it is now,
+def default_refit_dir(space_name: str) -> Path:
+    """Where ``nas-envs fit`` writes when no folder is named: ``models/<space>-refit`` beside the data (never a
+    released bundle, which never changes)."""
+    return assets_dir() / "models" / f"{space_name}-refit"
+
+
+def score_bundle(space_name: str, kind: str, protocol_name: str | None = None, seed: int = 0,
+                 bundle: "str | Path | None" = None) -> dict:
+    """A bundle's ``kind`` model (or pool of accuracy kinds, ``"xgb+gin"``) judged on the collection as it is now,
     without refitting: the noise subset keeps growing after a fit, and a model never fitted on it can be judged on
     all of it. Held-out metrics use the fixed split: a record on its held-out side was never fitted on, whether it
-    existed at fit time or not. ``bundle_data_lines``: the lines the (oldest) fitted part read."""
-    space, _, _, data, cost_table = _resolve(space_name, kind, protocol_name)
-    bundle = assets_dir() / "models" / space_name
+    existed at fit time or not. ``bundle_data_lines``: the lines the (oldest) fitted part read. ``bundle``: a
+    released name or a folder; default: the space's newest release."""
+    bundle, _ = resolve_bundle(DEFAULT_BUNDLES[space_name] if bundle is None else bundle)
+    space, _, _, data, cost_table = _resolve(space_name, kind, protocol_name, bundle)
     models = read_verified_manifest(bundle, f"refit it with 'nas-envs fit {space_name} --model {kind}'")["models"]
     kind_of = model_kind(kind)
     pooled = isinstance(kind_of, PooledKinds)
@@ -242,14 +251,15 @@ def score_bundle(space_name: str, kind: str, protocol_name: str | None = None, s
     return out
 
 
-def _resolve(space_name: str, kind: str, protocol_name: str | None) -> tuple[object, str, Path, Dataset, dict]:
-    """The space, protocol, data file, dataset and exact cost table (the bundle's, or built when the bundle has
-    none for this protocol)."""
+def _resolve(space_name: str, kind: str, protocol_name: str | None, bundle: Path | None = None
+             ) -> tuple[object, str, Path, Dataset, dict]:
+    """The space, protocol, data file, dataset and exact cost table (``bundle``'s, or built when it has none for
+    this protocol)."""
     model_kind(kind)  # a clear error for an unknown kind
     protocol_name = protocol_name or DEFAULT_PROTOCOL[space_name]
-    source_path = data_path(protocol_name)
+    source_path = require_data(data_path(protocol_name))
     space = get_space(space_name)
-    costs_path = assets_dir() / "models" / space_name / "costs.json"
+    costs_path = (bundle or resolve_bundle(DEFAULT_BUNDLES[space_name])[0]) / "costs.json"
     cost_table = json.loads(costs_path.read_text()) if costs_path.exists() else None
     if cost_table is None or cost_table.get("protocol") != protocol_name:
         from nas_envs.groundtruth.cost_tables import build_cost_table  # assembles networks: torch
@@ -262,9 +272,16 @@ def fit_surrogate(
     space_name: str, kind: str = "xgb", protocol_name: str | None = None, seed: int = 0, out_dir: Path | None = None
 ) -> dict:
     """Fit the ensembles of ``kind`` (``xgb``/``gin``: accuracies, ``runtime``: training time), one per target,
-    and (re)write that part of the benchmark's bundle and its manifest. Returns the manifest entry written."""
-    space, protocol_name, source_path, data, cost_table = _resolve(space_name, kind, protocol_name)
-    bundle = out_dir or assets_dir() / "models" / space_name
+    and (re)write that part of the bundle in ``out_dir`` (default :func:`default_refit_dir`) and its manifest.
+    A new folder starts as a copy of the space's released bundle when that was fitted on the same protocol, so
+    that refitting one kind gives a complete bundle. Returns the manifest entry written."""
+    bundle = Path(out_dir) if out_dir is not None else default_refit_dir(space_name)
+    released, _ = resolve_bundle(DEFAULT_BUNDLES[space_name])
+    protocol_name = protocol_name or DEFAULT_PROTOCOL[space_name]
+    if not bundle.exists() and json.loads((released / MANIFEST).read_text()).get("protocol") == protocol_name:
+        shutil.copytree(released, bundle)
+    space, protocol_name, source_path, data, cost_table = _resolve(space_name, kind, protocol_name,
+                                                                   bundle if bundle.exists() else None)
     fit_rows, held_rows = held_out_split(data.sources, data.keys, seed)
 
     # Fit into a scratch folder and move into place at the end: a crash never leaves a half-written bundle.

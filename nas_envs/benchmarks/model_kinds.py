@@ -14,7 +14,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from nas_envs.extras import require
 from nas_envs.spaces.base import SearchSpace
+from nas_envs.surrogates.manifest import AssetError
 
 
 def exact_costs(cost_table: dict, cost_features: np.ndarray) -> dict[str, np.ndarray]:
@@ -37,7 +39,7 @@ class Predictor(Protocol):
 
 
 class _TargetMajorForests:
-    """One :class:`~surrogates.forest.ForestEnsemble` over the members of every target (target-major), so that
+    """One :class:`~nas_envs.surrogates.forest.ForestEnsemble` over the members of every target (target-major), so that
     a batch costs one XGBoost call for all targets."""
 
     def __init__(self, forests, num_targets: int) -> None:
@@ -75,14 +77,14 @@ class ForestKind(_TabularKind):
     def fit_and_save(self, inputs: np.ndarray, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
         """One ensemble per target column of ``y`` ``(N, targets)``, in ``folder/<target>/``, each with its
         cross-validated number of rounds (members of different tree counts still merge into one XGBoost call)."""
-        from surrogates.xgb import cross_validated_rounds, fit_xgb_ensemble
+        from nas_envs.surrogates.xgb import cross_validated_rounds, fit_xgb_ensemble
 
         return [path for column, target in enumerate(self.targets)
                 for path in fit_xgb_ensemble(inputs, y[:, column], folder / target, seed=seed,
                                              rounds=cross_validated_rounds(inputs, y[:, column], seed=seed))]
 
     def load(self, paths: list[Path]) -> Predictor:
-        from surrogates.forest import ForestEnsemble
+        from nas_envs.surrogates.forest import ForestEnsemble
 
         return _TargetMajorForests(ForestEnsemble.from_files(paths), len(self.targets))
 
@@ -96,24 +98,22 @@ class RidgeKind(_TabularKind):
     input_name = "cost_features"
 
     def fit_and_save(self, inputs: np.ndarray, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
-        from surrogates.linear import RidgeEnsemble, cross_validated_alpha
+        from nas_envs.surrogates.linear import RidgeEnsemble, cross_validated_alpha
 
         alpha = cross_validated_alpha(inputs, y, seed=seed)
         return [RidgeEnsemble.fit(inputs, y, alpha, seed=seed).save(folder / "ridge.npz")]
 
     def load(self, paths: list[Path]) -> Predictor:
-        from surrogates.linear import RidgeEnsemble
+        from nas_envs.surrogates.linear import RidgeEnsemble
 
         return RidgeEnsemble.load(paths[0])
 
 
 class GINKind:
     """GIN ensembles on the space's typed graphs, each graph with the XGB surrogate's tabular input as features.
-    A fit reads the features where it has at least ``records_per_feature`` records per feature (see
-    :mod:`surrogates.gin`: on the DARTS noise subset they raised the GIN's R2 from 0.44 to 0.54 with 12 records per
-    feature; on FBNet's 21 trainings and 216 features the GIN's noise-subset MAE grew from 0.36 % to 0.91 %, worse
-    than a constant's 0.37 %: ``nas-envs fit fbnet --model gin`` with ``records_per_feature = 0``, then
-    ``nas-envs evaluate-surrogate fbnet --model gin``)."""
+    A fit reads the features only where it has at least ``records_per_feature`` records per feature: with fewer, the
+    features let the GIN overfit (compare ``python scripts/gin_settings.py '{}' '{"num_features": 0}'
+    --noise-subset``)."""
 
     name = "gin"
     targets = ("val_accuracy", "test_accuracy")
@@ -121,14 +121,14 @@ class GINKind:
     records_per_feature = 5
 
     def inputs(self, space: SearchSpace, genes: np.ndarray, cost_table: dict):
-        from surrogates.gin import GraphBatch
+        from nas_envs.surrogates.gin import GraphBatch
 
         if not hasattr(space, "graphs"):
             raise ValueError(f"the {space.name} space has no graph encoding; use the xgb surrogate")
         return GraphBatch(*space.graphs(genes), features=features_and_log_costs(space, genes, cost_table))
 
     def fit_and_save(self, inputs, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
-        from surrogates.gin import GINConfig, GINEnsemble
+        from nas_envs.surrogates.gin import GINConfig, GINEnsemble
 
         width = inputs.features.shape[1]
         num_features = width if len(inputs) >= self.records_per_feature * width else 0
@@ -136,7 +136,8 @@ class GINKind:
         return GINEnsemble.fit(inputs, y, config, seed=seed).save(folder)
 
     def load(self, paths: list[Path]) -> Predictor:
-        from surrogates.gin import GINEnsemble
+        require("torch_geometric", "gin", "the GIN surrogate")
+        from nas_envs.surrogates.gin import GINEnsemble
 
         folder = paths[0].parent
         return GINEnsemble.load(folder, count=sum(p.suffix == ".pt" for p in paths))
@@ -193,7 +194,12 @@ def load_bundled(kind: str, entry: dict, bundle: Path, space_name: str) -> Predi
     if "noise_range" not in entry:
         raise ValueError(f"{bundle}: the {kind!r} model was written by another version of nas-envs (no calibrated "
                          f"noise range); {refit}")
-    return model_kind.load([bundle / f for f in entry["files"]])
+    try:
+        return model_kind.load([bundle / f for f in entry["files"]])
+    except (ValueError, KeyError, IndexError, TypeError, OSError, RuntimeError) as error:
+        # a file whose checksum matches its manifest but whose content this version cannot read
+        raise AssetError(f"{bundle}: the {kind!r} model files ({', '.join(entry['files'][:3])}...) could not be "
+                         f"read: {type(error).__name__}: {error}; {refit}") from error
 
 
 def load_bundled_kind(name: str, models: dict, bundle: Path, space_name: str) -> Predictor:

@@ -3,46 +3,45 @@
 from __future__ import annotations
 
 import json
+import os
 from functools import cached_property
-from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
+from nas_envs.assets import check_pin, resolve_bundle, restore_hint
+from nas_envs.benchmarks.base import Benchmark
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Predictor, exact_costs, load_bundled
 from nas_envs.spaces.base import SearchSpace
-from surrogates.manifest import read_verified_manifest
-from surrogates.noise import ensemble_mean_std, noise_std
+from nas_envs.surrogates.manifest import read_verified_manifest, require_listed
+from nas_envs.surrogates.noise import ensemble_mean_std, noise_std
+from nas_envs.threads import inference_threads
 
 OBJECTIVES = ("val_accuracy", "test_accuracy", "train_time_s", "params", "flops")
 SURROGATES = ("xgb", "gin", "xgb+gin")  # accuracy ensembles ("xgb+gin" averages both); the runtime one is shared
 
 
-class BudgetExhaustedError(RuntimeError):
-    """Raised when work is requested from a simulated budget that is already spent."""
-
-
-class SurrogateBenchmark:
+class SurrogateBenchmark(Benchmark):
     """Benchmark of a cell/layer search space with accuracy, runtime and cost models.
 
     Args:
         space: the search space.
-        bundle_dir: folder with ``manifest.json``, ``costs.json`` and the model files.
+        bundle: a released bundle's name (``"darts-v0"``, pinned to its manifest's sha256) or the folder of a
+            bundle of one's own (``manifest.json``, ``costs.json`` and the model files, as ``nas-envs fit`` writes).
         surrogate: ``"xgb"``, ``"gin"`` or ``"xgb+gin"``: which accuracy ensemble to use, or the average of both
             (their means and their calibrated noise stds; the runtime model is shared).
 
-    Assets load on the first evaluation and are verified against the manifest's sha256 sums.
+    Assets load on the first evaluation and are verified against the manifest's sha256 sums. The single-objective
+    :meth:`score` is the validation accuracy; :meth:`simulated_seconds` the predicted training time.
     """
 
     objectives = OBJECTIVES
-    #: +1 for objectives to maximise, -1 to minimise
     directions = {"val_accuracy": 1, "test_accuracy": 1, "train_time_s": -1, "params": -1, "flops": -1}
 
-    def __init__(self, space: SearchSpace, bundle_dir: Path, surrogate: str = "xgb") -> None:
+    def __init__(self, space: SearchSpace, bundle: "str | os.PathLike", surrogate: str = "xgb") -> None:
         if surrogate not in SURROGATES:
             raise ValueError(f"unknown surrogate {surrogate!r}; allowed: {SURROGATES}")
         self.space = space
-        self.bundle_dir = Path(bundle_dir)
+        self.bundle_dir, self._pin = resolve_bundle(bundle)
         self.surrogate = surrogate
         self.kinds = (*surrogate.split("+"), "runtime")
 
@@ -52,23 +51,26 @@ class SurrogateBenchmark:
 
     @cached_property
     def manifest(self) -> dict:
-        manifest = read_verified_manifest(
-            self.bundle_dir,
-            restore_hint=f"Restore the folder with 'git checkout -- {self.bundle_dir}' or refit it with "
-            f"'nas-envs fit {self.space.name} --model {self.kinds[0]}'.",
-        )
+        hint = restore_hint(self.bundle_dir, self._pin is not None)
+        manifest = read_verified_manifest(self.bundle_dir, hint)
+        check_pin(self.bundle_dir, self._pin)
         for kind in self.kinds:
             if kind not in manifest.get("models", {}):
                 raise FileNotFoundError(
                     f"{self.bundle_dir}: no {kind!r} model is bundled (have: {sorted(manifest.get('models', {}))}); "
                     f"fit one with 'nas-envs fit {self.space.name} --model {kind}'"
                 )
+            require_listed(manifest, self.bundle_dir, manifest["models"][kind].get("files", []), hint)
+        require_listed(manifest, self.bundle_dir, ["costs.json"], hint)
         return manifest
+
+    def verify(self) -> None:
+        _ = self.manifest
 
     @cached_property
     def cost_table(self) -> dict:
         """The bundle's exact params/FLOPs table (``costs.json``), verified against the manifest."""
-        self.manifest  # verify checksums first
+        _ = self.manifest  # verify checksums first
         return json.loads((self.bundle_dir / "costs.json").read_text())
 
     @cached_property
@@ -78,9 +80,14 @@ class SurrogateBenchmark:
                 for kind in self.kinds}
 
     def load(self) -> "SurrogateBenchmark":
-        """Load and verify every asset now rather than on the first evaluation."""
         _ = self._models, self.cost_table
         return self
+
+    def simulated_seconds(self, values: dict[str, np.ndarray]) -> np.ndarray:
+        return values["train_time_s"]
+
+    def score(self, values: dict[str, np.ndarray]) -> np.ndarray:
+        return values["val_accuracy"]
 
     def exact_costs(self, genes: np.ndarray, cost_features: np.ndarray | None = None) -> dict[str, np.ndarray]:
         """Params and FLOPs (exactly linear in the space's cost features; pass them if already computed)."""
@@ -90,7 +97,7 @@ class SurrogateBenchmark:
                            ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Per target, for canonical genes: the ensemble mean and the noise std of one training, the ensemble's
         spread times the scale calibrated on the noise subset, clipped to the range of seed noise measured there
-        (see :mod:`surrogates.noise`); averaged over both ensembles for ``"xgb+gin"``. ``inputs``: encodings
+        (see :mod:`nas_envs.surrogates.noise`); averaged over both ensembles for ``"xgb+gin"``. ``inputs``: encodings
         of ``genes`` already computed, by input name (each encoding is computed once, whichever kinds read it)."""
         inputs = {} if inputs is None else inputs
         per_target: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
@@ -107,25 +114,12 @@ class SurrogateBenchmark:
         return {target: (np.mean([mean for mean, _ in pairs], axis=0), np.mean([noise for _, noise in pairs], axis=0))
                 for target, pairs in per_target.items()}
 
-    def evaluate(
-        self,
-        archs: "np.ndarray | Iterable[Sequence[int] | str] | str",
-        noise: bool = True,
-        seed: int | np.random.Generator | None = None,
-    ) -> dict[str, np.ndarray]:
-        """Objectives of a batch of architectures (genes ``(N, D)``, a list of genes or strings).
-
-        With ``noise=True`` accuracies and training time are drawn around the ensemble mean with the ensemble's
-        calibrated spread, from ``numpy.random.default_rng(seed)``; the same seed gives the same draws. With
-        ``noise=False`` the ensemble means are returned. Accuracies are fractions in [0, 1].
-        """
-        genes = self.space.as_batch(archs)
-        return self.evaluate_genes(genes, noise, np.random.default_rng(seed))
-
     def evaluate_genes(self, genes: np.ndarray, noise: bool, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        """:meth:`evaluate` for already validated canonical genes and a generator (the environments' hot path)."""
+        """Accuracies (fractions in [0, 1]) and training time drawn around the ensemble means with the ensembles'
+        calibrated spread (``noise=True``), or the means; params and FLOPs exact."""
         inputs = {"cost_features": self.space.cost_features(genes)}  # read by the costs and the runtime model
-        predicted = self.mean_and_noise_std(genes, inputs)
+        with inference_threads():
+            predicted = self.mean_and_noise_std(genes, inputs)
         (val_mean, val_noise), (test_mean, test_noise) = predicted["val_accuracy"], predicted["test_accuracy"]
         log_time_mean, log_time_noise = predicted["log_train_cpu_seconds"]
         out: dict[str, np.ndarray] = {}

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from gymnasium import spaces
 
+from nas_envs.benchmarks.base import objective_matrix
+from nas_envs.benchmarks.cityseg import hypervolume
+from nas_envs.benchmarks.cityseg_problems import get_problem
 from nas_envs.envs.rendering import figure_to_array, new_figure
 from nas_envs.envs.sequential import SequentialNASEnv
 from nas_envs.envs.vector import SequentialNASVectorEnv
-
 
 REWARD_MODES = ("hv", "vector")
 
@@ -33,14 +37,12 @@ class Archive:
 
     def add(self, point: np.ndarray) -> float:
         """Insert ``point`` unless an archived point weakly dominates it; return the hypervolume gained."""
-        from pymoo.indicators.hv import HV
-
         if (self.points <= point).all(axis=1).any():
             return 0.0
         self.points = np.vstack([self.points[~(point <= self.points).all(axis=1)], point])
         inside = self.points[(self.points <= 1.0).all(axis=1)]
         previous = self.hypervolume
-        self.hypervolume = float(HV(ref_point=np.ones(self.points.shape[1]))(inside)) if len(inside) else 0.0
+        self.hypervolume = hypervolume(inside)
         return self.hypervolume - previous
 
 
@@ -89,7 +91,9 @@ class CitySegMOPEnv(SequentialNASEnv):
     Terminated after 24 steps. ``info`` then holds ``architecture`` (``CitySeg(d=[...], e=[...], w=[...])``),
     ``objectives`` (the problem's objectives, raw units), ``normalised_objectives``, ``hypervolume`` (of the
     archive), ``sim_time`` and ``budget_exhausted``. Each evaluation costs the median measured seconds of scoring
-    one sub-network. Budget semantics as in ``SurrNAS-DARTS-v0``.
+    one sub-network. ``info["score"]`` is the architecture's own hypervolume (the product of one minus its
+    normalised objectives), the scalar that single-objective searches maximise. Budget semantics as in
+    ``SurrNAS-DARTS-v0``.
 
     ## Arguments
 
@@ -104,7 +108,7 @@ class CitySegMOPEnv(SequentialNASEnv):
 
     ## Version History
 
-    * v0: initial version; supernet protocol ``cityseg-scenes64-supernet-v1``.
+    * v0: bundle ``cityseg-v0``; supernet protocol ``cityseg-scenes64-supernet-v1``.
     """
 
     def __init__(
@@ -114,11 +118,14 @@ class CitySegMOPEnv(SequentialNASEnv):
         noise: bool = True,
         reward: str = "hv",
         render_mode: str | None = None,
+        bundle: "str | os.PathLike | None" = None,
+        strict_budget: bool = False,
     ) -> None:
         self.benchmark_name = f"cityseg-mop{problem}"
-        super().__init__(budget_seconds=budget_seconds, noise=noise, render_mode=render_mode)
-        self.objective_names = self.benchmark.objectives
         self.vector_reward = _vector_reward(reward)
+        self.objective_names = get_problem(problem).objectives
+        super().__init__(budget_seconds=budget_seconds, noise=noise, render_mode=render_mode, bundle=bundle,
+                         strict_budget=strict_budget)
         if self.vector_reward:
             self.reward_space, self.reward_dim = _reward_space(len(self.objective_names))
         self._start_budget()
@@ -131,24 +138,18 @@ class CitySegMOPEnv(SequentialNASEnv):
     def hypervolume(self) -> float:
         return self.archive.hypervolume
 
-    def _zero_reward(self) -> "float | np.ndarray":
-        return np.zeros(len(self.objective_names), dtype=np.float32) if self.vector_reward else 0.0
+    def _reward_shape(self) -> tuple[int, ...]:
+        return (len(self.objective_names),) if self.vector_reward else ()
 
-    def _score(self, genes: np.ndarray) -> "tuple[float | np.ndarray, dict[str, float], float]":
-        values = self.benchmark.evaluate_all(genes[None, :], self.noise, self.np_random)
-        raw = np.array([values[name][0] for name in self.objective_names])
-        self._last_point = self.benchmark.normalise(raw[None, :])[0]
-        objectives = {name: float(v) for name, v in zip(self.objective_names, raw)}
+    def _reward(self, values: dict[str, np.ndarray]) -> np.ndarray:
+        points = self.benchmark.normalise(objective_matrix(self.benchmark, values))
+        self._last_point = points[0]
         gain = self.archive.add(self._last_point)
-        reward = -self._last_point.astype(np.float32) if self.vector_reward else gain
-        return reward, objectives, self.benchmark.seconds_per_evaluation
+        return -points if self.vector_reward else np.array([gain])
 
-    def step(self, action):
-        obs, reward, terminated, truncated, info = super().step(action)
-        if terminated and "objectives" in info:
-            info["normalised_objectives"] = dict(zip(self.objective_names, map(float, self._last_point)))
-            info["hypervolume"] = self.hypervolume
-        return obs, reward, terminated, truncated, info
+    def _completed_info(self, info: dict) -> None:
+        info["normalised_objectives"] = dict(zip(self.objective_names, map(float, self._last_point)))
+        info["hypervolume"] = self.hypervolume
 
     def _render_rgb(self) -> np.ndarray:
         figure = new_figure(width=4.0, height=3.4)
@@ -171,23 +172,26 @@ class CitySegMOPVectorEnv(SequentialNASVectorEnv):
     step are evaluated in one batched call."""
 
     def __init__(self, num_envs: int = 1, problem: int = 1, budget_seconds: float | None = None,
-                 noise: bool = True, reward: str = "hv", render_mode: str | None = None) -> None:
+                 noise: bool = True, reward: str = "hv", render_mode: str | None = None,
+                 bundle: "str | os.PathLike | None" = None) -> None:
         self.benchmark_name = f"cityseg-mop{problem}"
-        super().__init__(num_envs=num_envs, budget_seconds=budget_seconds, noise=noise, render_mode=render_mode)
-        self.objective_names = self.benchmark.objectives
         self.vector_reward = _vector_reward(reward)
+        self.objective_names = get_problem(problem).objectives
+        super().__init__(num_envs=num_envs, budget_seconds=budget_seconds, noise=noise, render_mode=render_mode,
+                         bundle=bundle)
         if self.vector_reward:
             self.single_reward_space, self.reward_dim = _reward_space(len(self.objective_names))
-            self.reward_shape = (self.reward_dim,)
         self._start_budgets()
+
+    def _reward_shape(self) -> tuple[int, ...]:
+        return (len(self.objective_names),) if self.vector_reward else ()
 
     def _start_budgets(self) -> None:
         self.archives = [Archive(len(self.objective_names)) for _ in range(self.num_envs)]
 
-    def _score(self, rows: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
-        values = self.benchmark.evaluate_all(self._genes[rows], self.noise, self.np_random)
-        objectives = {name: values[name] for name in self.objective_names}
-        points = self.benchmark.normalise(np.column_stack(list(objectives.values())))
+    def _score(self, rows: np.ndarray, genes: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+        values = self.benchmark.evaluate_genes(genes, self.noise, self.np_random)
+        points = self.benchmark.normalise(objective_matrix(self.benchmark, values))
         gains = np.array([self.archives[row].add(point) for row, point in zip(rows, points)])
         rewards = -points if self.vector_reward else gains
-        return rewards, objectives, np.full(len(rows), self.benchmark.seconds_per_evaluation)
+        return rewards, values, self.benchmark.simulated_seconds(values)

@@ -1,4 +1,4 @@
-"""SurrNAS-DARTS: build a DARTS cell architecture decision by decision, rewarded by a surrogate fitted on real trainings."""
+"""SurrNAS-DARTS: build a DARTS cell architecture decision by decision, rewarded by a surrogate of real trainings."""
 
 from __future__ import annotations
 
@@ -65,30 +65,38 @@ class SurrNASDartsEnv(SequentialNASEnv):
 
     Terminated when the architecture is complete (32 steps) or after an illegal action. On the completing step
     ``info`` holds ``architecture`` (the canonical ``Genotype(...)`` string), ``objectives`` (``val_accuracy``,
-    ``test_accuracy``, ``train_time_s``, ``params``, ``flops``), ``sim_time`` and ``budget_exhausted``. The
-    completing step spends the predicted training time on the simulated clock; once ``budget_seconds`` is spent,
-    ``budget_exhausted`` is True and a plain ``reset()`` raises ``BudgetExhaustedError``.
+    ``test_accuracy``, ``train_time_s``, ``params``, ``flops``) and ``score`` (the validation accuracy, what
+    single-objective searches maximise); every ``info`` holds ``sim_time`` and ``budget_exhausted``. The
+    completing step spends the predicted training time on the simulated clock. Once ``budget_seconds`` is spent,
+    ``budget_exhausted`` stays True, ``reset()`` still succeeds, and the first step of the next episode is
+    truncated (reward 0, no evaluation, no time spent): nothing beyond the budget is evaluated. SB3 training
+    stops there with ``nas_envs.agents.callbacks.StopOnBudgetExhausted``.
 
     ## Arguments
 
     ```python
     import gymnasium as gym
     import nas_envs
-    env = gym.make("SurrNAS-DARTS-v0", budget_seconds=None, noise=True, surrogate="xgb", render_mode=None)
+    env = gym.make("SurrNAS-DARTS-v0", budget_seconds=None, noise=True, surrogate="xgb", render_mode=None,
+                   strict_budget=False)
     ```
 
     * ``budget_seconds``: simulated seconds available, or None for no limit.
     * ``noise``: draw noisy evaluations (seeded by ``reset(seed=...)``) or return ensemble means.
     * ``surrogate``: ``"xgb"`` (default), ``"gin"``, or ``"xgb+gin"`` (the average of both ensembles' means and
       calibrated noise; on the noise subset it ranks better than either, see the README).
-    * ``render_mode``: ``"ansi"`` (genotype and objectives) or ``"rgb_array"`` (both cells drawn as DAGs).
+    * ``render_mode``: ``"ansi"`` (genotype and objectives) or ``"rgb_array"`` (both cells drawn as DAGs; needs the
+      ``plot`` extra).
+    * ``strict_budget``: raise ``BudgetExhaustedError`` from a plain ``reset()`` once the budget is spent.
+    * ``bundle``: the surrogate bundle; the id pins its release (``darts-v0``). A folder written by ``nas-envs fit``
+      evaluates with a refit instead.
 
     A native vector environment batches the surrogate calls of all finished architectures:
     ``gym.make_vec("SurrNAS-DARTS-v0", num_envs=8, vectorization_mode="vector_entry_point")``.
 
     ## Version History
 
-    * v0: initial version; surrogate fitted on protocol ``darts-fmnist14-c8l8-e4-v1``.
+    * v0: bundle ``darts-v0``, fitted on protocol ``darts-fmnist14-c8l8-e4-v1`` (``assets/data/``).
     """
 
     benchmark_name = "darts"

@@ -1,4 +1,4 @@
-"""SurrNAS-FBNet: choose the block of each of FBNet's 22 searchable layers, rewarded by a surrogate fitted on real trainings."""
+"""SurrNAS-FBNet: choose the block of each of FBNet's 22 layers, rewarded by a surrogate of real trainings."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ class SurrNASFBNetEnv(SequentialNASEnv):
 
     Terminated after 22 steps. ``info`` then holds ``architecture`` (``FBNet([...])``), ``objectives``
     (``val_accuracy``, ``test_accuracy``, ``train_time_s``, ``params``, ``flops``), ``sim_time`` and
-    ``budget_exhausted``; budget semantics as in ``SurrNAS-DARTS-v0``.
+    ``budget_exhausted`` and ``score`` (the validation accuracy); budget semantics as in ``SurrNAS-DARTS-v0``.
 
     ## Arguments
 
@@ -67,7 +67,8 @@ class SurrNASFBNetEnv(SequentialNASEnv):
 
     ## Version History
 
-    * v0: initial version; surrogate fitted on protocol ``fbnet-fmnist14-half-e4-v1``.
+    * v0: bundle ``fbnet-v0``, fitted on protocol ``fbnet-fmnist14-half-e4-v1``, whose seed noise is as large as
+      the spread across architectures (``assets/data/README.md``): its rewards are mostly training noise.
     """
 
     benchmark_name = "fbnet"

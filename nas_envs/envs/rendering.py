@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from nas_envs.extras import require
+
 
 def new_figure(width: float, height: float, dpi: int = 100):
+    require("matplotlib", "plot", "render_mode='rgb_array'")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 import itertools
 import statistics
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
+from functools import partial
 
 import numpy as np
 import torch
@@ -95,8 +96,7 @@ def time_part(part: str, key: tuple[int, ...], batch: int, repeats: int = 15) ->
         features = [model.forward_head(x, genes)]
         for stage in range(NUM_STAGES):
             if part == f"stage{stage + 1}":
-                h = features[-1]
-                return _median_seconds(lambda: model.forward_stage(stage, h, genes), repeats)
+                return _median_seconds(partial(model.forward_stage, stage, features[-1], genes), repeats)
             features.append(model.forward_stage(stage, features[-1], genes))
         return _median_seconds(lambda: model.forward_decoder(features[1:], x.shape[2:]), repeats)
 

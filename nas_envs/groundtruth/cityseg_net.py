@@ -148,7 +148,8 @@ class CitySegNet(nn.Module):
         subnet = CitySegNet(genes)
         shared = self.state_dict()
         subnet.load_state_dict(
-            {name: shared[name][tuple(slice(0, n) for n in tensor.shape)] for name, tensor in subnet.state_dict().items()}
+            {name: shared[name][tuple(slice(0, n) for n in tensor.shape)]
+             for name, tensor in subnet.state_dict().items()}
         )
         return subnet
 

@@ -11,17 +11,18 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from nas_envs.groundtruth.cityseg_net import LARGEST_GENES, CitySegNet
+from nas_envs.groundtruth.protocols import Protocol
 from nas_envs.groundtruth.scenes import confusion_matrix, make_scenes, mean_iou
-from nas_envs.groundtruth.train import Protocol, count_flops
+from nas_envs.groundtruth.train import count_flops
 from nas_envs.spaces.cityseg import CHOICES, CitySegSpace
 
 RANDOM_SUBNETS = 2
@@ -50,7 +51,7 @@ def train_supernet(
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=protocol.epochs * steps_per_epoch)
     log: dict = {"protocol": protocol.name, "seed": seed, "epochs": []}
     if path.exists():
-        state = torch.load(path, weights_only=False)
+        state = torch.load(path, weights_only=True)
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
@@ -120,7 +121,8 @@ def miou(model: CitySegNet, scenes, batch_size: int = 250) -> float:
     with torch.no_grad():
         for start in range(0, len(scenes), batch_size):
             logits = model(torch.from_numpy(scenes.images[start : start + batch_size]))
-            confusion = confusion + confusion_matrix(logits.argmax(1).numpy(), scenes.labels[start : start + batch_size])
+            labels = scenes.labels[start : start + batch_size]
+            confusion = confusion + confusion_matrix(logits.argmax(1).numpy(), labels)
     return mean_iou(confusion)
 
 
@@ -129,7 +131,7 @@ def _trained_supernet(path: str) -> CitySegNet:
     if not Path(path).exists():
         raise FileNotFoundError(f"{path}: no trained CitySeg supernet; train it with 'nas-envs train-supernet'")
     model = CitySegNet(LARGEST_GENES)
-    model.load_state_dict(torch.load(path, weights_only=False)["model"])
+    model.load_state_dict(torch.load(path, weights_only=True)["model"])
     return model
 
 

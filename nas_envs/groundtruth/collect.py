@@ -14,13 +14,13 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -188,7 +188,8 @@ def _init_worker() -> None:
 def run_job(protocol_name: str, job: Job, device: str = "cpu") -> dict:
     """Measure one job (train it on ``device``; for CitySeg: score it with the supernet's weights on the CPU) and
     return its complete record. Runs in a worker process."""
-    from nas_envs.groundtruth.train import PROTOCOLS, environment_description, train
+    from nas_envs.groundtruth.protocols import PROTOCOLS
+    from nas_envs.groundtruth.train import environment_description, train
 
     protocol = PROTOCOLS[protocol_name]
     space = get_space(job.space)
@@ -257,7 +258,7 @@ def collect(
     Several collectors may share ``path`` (overlapping ranges, one per core): a job is checked against the file
     again when it starts, and its record again before it is written, so a job another collector has finished
     meanwhile is neither trained nor written twice."""
-    from nas_envs.groundtruth.train import PROTOCOLS
+    from nas_envs.groundtruth.protocols import PROTOCOLS
 
     if PROTOCOLS[protocol_name].space == "cityseg" and device != "cpu":
         raise ValueError(f"CitySeg scorings run on the CPU only; got device={device!r}")

@@ -6,12 +6,13 @@ meter), then checked on fresh architectures: a build fails unless the table repr
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import torch
 
-from nas_envs.groundtruth.train import Protocol, build_network, count_flops
+from nas_envs.groundtruth.protocols import Protocol
+from nas_envs.groundtruth.train import build_network, count_flops
 from nas_envs.spaces.base import SearchSpace
 
 COST_NAMES = ("params", "flops")

@@ -5,134 +5,24 @@ from __future__ import annotations
 import math
 import platform
 import time
-from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import torch
 from torch import nn
 
-from nas_envs.groundtruth.fashion_mnist import load_splits
-
-
-@dataclass(frozen=True)
-class Protocol:
-    """Everything that determines a training besides the architecture and the seed.
-
-    ``name`` is stored with every record; changing any other field requires a new name, because records
-    of different protocols are not comparable.
-    """
-
-    name: str
-    space: str
-    network: dict = field(default_factory=dict)
-    resolution: int = 14
-    n_train: int = 10_000
-    n_val: int = 10_000
-    epochs: int = 4
-    batch_size: int = 128
-    lr: float = 0.05
-    momentum: float = 0.9
-    weight_decay: float = 3e-4
-    label_smoothing: float = 0.0
-    hflip: bool = True
-    eval_batch_size: int = 1000
-
-
-PROTOCOLS: dict[str, Protocol] = {
-    p.name: p
-    for p in (
-        Protocol(
-            name="darts-fmnist14-c8l8-e4-v1",
-            space="darts",
-            network={"channels": 8, "layers": 8, "stem_multiplier": 1},
-        ),
-        # A seconds-long protocol for tests of the collection machinery; its numbers mean nothing.
-        Protocol(
-            name="darts-smoke",
-            space="darts",
-            network={"channels": 4, "layers": 3, "stem_multiplier": 1},
-            n_train=256,
-            n_val=256,
-            epochs=1,
-            batch_size=64,
-            eval_batch_size=256,
-        ),
-        Protocol(
-            name="fbnet-smoke",
-            space="fbnet",
-            network={"width_multiplier": 0.25},
-            n_train=256,
-            n_val=256,
-            epochs=1,
-            batch_size=64,
-            eval_batch_size=256,
-            label_smoothing=0.1,
-        ),
-        Protocol(
-            name="fbnet-fmnist14-half-e4-v1",
-            space="fbnet",
-            network={"width_multiplier": 0.5},
-            weight_decay=5e-4,
-            label_smoothing=0.1,
-        ),
-        # Noise pilot: the 4-epoch FBNet protocol measured a noise ratio below 1 (see assets/data/README.md).
-        Protocol(
-            name="fbnet-fmnist14-half-e8-v1",
-            space="fbnet",
-            network={"width_multiplier": 0.5},
-            epochs=8,
-            weight_decay=5e-4,
-            label_smoothing=0.1,
-        ),
-        # Seconds-long CitySeg supernet training for tests; its numbers mean nothing.
-        Protocol(name="cityseg-smoke", space="cityseg", resolution=64, n_train=320, n_val=16, epochs=2, batch_size=32,
-                 lr=0.1),
-        # Noise pilot: the native 28 x 28 resolution, so that kernel sizes and strides matter more (about 4x the cost).
-        Protocol(
-            name="fbnet-fmnist28-half-e4-v1",
-            space="fbnet",
-            network={"width_multiplier": 0.5},
-            resolution=28,
-            weight_decay=5e-4,
-            label_smoothing=0.1,
-        ),
-        # The CitySeg supernet: 64 x 64 scenes of Fashion-MNIST items (nas_envs/groundtruth/scenes.py).
-        Protocol(
-            name="cityseg-scenes64-supernet-v1",
-            space="cityseg",
-            resolution=64,
-            n_train=16_000,  # training scenes
-            n_val=500,  # validation scenes
-            epochs=5,
-            batch_size=32,
-        ),
-        # Noise pilot: a quarter of the FBNet-CIFAR channels, so that capacity (expansion, kernel) binds harder.
-        Protocol(
-            name="fbnet-fmnist14-quarter-e4-v1",
-            space="fbnet",
-            network={"width_multiplier": 0.25},
-            weight_decay=5e-4,
-            label_smoothing=0.1,
-        ),
-    )
-}
-DEFAULT_PROTOCOL = {
-    "darts": "darts-fmnist14-c8l8-e4-v1",
-    "fbnet": "fbnet-fmnist14-half-e4-v1",
-    "cityseg": "cityseg-scenes64-supernet-v1",
-}
+from nas_envs.groundtruth.protocols import Protocol
 
 
 def build_network(protocol: Protocol, genes: list[int]) -> nn.Module:
     if protocol.space == "darts":
         from nas_envs.groundtruth.darts_net import DartsNetwork
 
-        return DartsNetwork(genes, **protocol.network)
+        return DartsNetwork(genes, num_classes=protocol.num_classes, **protocol.network)
     if protocol.space == "fbnet":
         from nas_envs.groundtruth.fbnet_net import FBNetNetwork
 
-        return FBNetNetwork(genes, **protocol.network)
+        return FBNetNetwork(genes, num_classes=protocol.num_classes, **protocol.network)
     if protocol.space == "cityseg":
         from nas_envs.groundtruth.cityseg_net import CitySegNet
 
@@ -198,7 +88,7 @@ def train(
     rounding. On the CPU it uses however many threads the caller set (the collector uses one per worker). CPU
     seconds are recorded for CPU trainings only: on a GPU they measure kernel launches, not the training.
     """
-    splits = load_splits(protocol.n_train, protocol.n_val, protocol.resolution)
+    splits = protocol.splits()
     torch.manual_seed(seed)
     model = build_network(protocol, genes)
     input_shape = splits.train_x.shape[1:]

@@ -8,7 +8,7 @@ vector *is* the list of actions that builds it.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -38,6 +38,11 @@ class SearchSpace(ABC):
         return np.stack([self.action_mask(g[:s]) for g, s in zip(genes, steps)]) if len(genes) else np.zeros(
             (0, self.num_actions), dtype=np.int8
         )
+
+    def gene_upper_bounds(self) -> np.ndarray:
+        """The largest value each gene may take anywhere in the space (box bounds for integer optimisers; which
+        values are legal may still depend on earlier genes, see :meth:`action_mask`)."""
+        return np.full(self.num_decisions, self.num_actions - 1, dtype=np.int64)
 
     # --- validity and canonical form ------------------------------------------------------------------------
     @abstractmethod
@@ -122,17 +127,32 @@ class SearchSpace(ABC):
             raise InvalidArchitectureError(
                 f"{self.name}: expected {self.num_decisions} genes, got an array of shape {genes.shape}"
             )
-        if not np.issubdtype(genes.dtype, np.integer):
-            if not np.all(np.isfinite(genes)) or not np.all(np.equal(np.mod(genes, 1), 0)):
-                raise InvalidArchitectureError(f"{self.name}: genes must be integers, got {genes.tolist()}")
-        genes = genes.astype(np.int64)
+        genes = self._integer_genes(genes)
         self.validate(genes)
         return self.canonicalize(genes)
+
+    def _integer_genes(self, genes: np.ndarray) -> np.ndarray:
+        """int64 genes from integers or integral floats. Anything else (bools, strings, other objects, fractions,
+        non-finite or huge values) is refused with :class:`InvalidArchitectureError`; ranges are ``validate``'s."""
+        if genes.dtype.kind == "O" and all(
+            isinstance(g, (int, float, np.integer, np.floating)) and not isinstance(g, (bool, np.bool_)) for g in genes
+        ):
+            genes = np.array([float(g) if abs(g) < 2**31 else np.inf for g in genes])
+        if genes.dtype.kind not in "iuf":
+            raise InvalidArchitectureError(f"{self.name}: genes must be integers, got {str(genes.tolist())[:120]}")
+        values = genes.astype(np.float64)
+        if not (np.all(np.isfinite(values)) and np.all(np.abs(values) < 2**31) and np.all(np.mod(values, 1) == 0)):
+            shown = str(genes.tolist())[:90]
+            raise InvalidArchitectureError(f"{self.name}: genes must be integers (small ones), got {shown}")
+        return genes.astype(np.int64)
 
     def as_batch(self, archs: "np.ndarray | Iterable[np.ndarray | Sequence[int] | str] | str") -> np.ndarray:
         """Validated canonical genes ``(N, num_decisions)`` from a 2-D array, a list of genes or strings."""
         if isinstance(archs, str):
             archs = [archs]
+        if isinstance(archs, np.ndarray) and archs.ndim == 1 and archs.dtype.kind in "USO" and \
+                all(isinstance(a, str) for a in archs):
+            archs = list(archs)  # an array of architecture strings
         if isinstance(archs, np.ndarray):
             if archs.ndim == 1:
                 archs = archs[None, :]
@@ -140,6 +160,8 @@ class SearchSpace(ABC):
                 raise InvalidArchitectureError(
                     f"{self.name}: expected an array of shape (N, {self.num_decisions}), got {archs.shape}"
                 )
+            if not len(archs):
+                return np.empty((0, self.num_decisions), dtype=np.int64)
             if np.issubdtype(archs.dtype, np.integer):  # fast path: one vectorised check for the whole batch
                 genes = archs.astype(np.int64)
                 invalid = np.flatnonzero(self.invalid_rows(genes))

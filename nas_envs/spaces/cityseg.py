@@ -114,6 +114,9 @@ class CitySegSpace(SearchSpace):
                 f"cityseg: gene {index} ({gene_name(index)}) is {int(genes[index])}; allowed 0..{CHOICES[index] - 1}"
             )
 
+    def gene_upper_bounds(self) -> np.ndarray:
+        return CHOICES - 1
+
     def invalid_rows(self, archs: np.ndarray) -> np.ndarray:
         return ((archs < 0) | (archs >= CHOICES[None, :])).any(axis=1)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import itertools
-import re
 
 import numpy as np
 
@@ -177,11 +176,13 @@ class DartsSpace(SearchSpace):
                     f"darts: {cell} must be a list of {2 * NUM_NODES} (op, input) pairs, got {count}"
                 )
             concat = fields.get(f"{cell}_concat", CONCAT)
-            if list(concat) != CONCAT:
-                raise InvalidArchitectureError(f"darts: {cell}_concat must be {CONCAT}, got {list(concat)}")
+            if concat != CONCAT and concat != range(CONCAT[0], CONCAT[-1] + 1):
+                raise InvalidArchitectureError(f"darts: {cell}_concat must be {CONCAT}, got {str(concat)[:80]}")
             for i, edge in enumerate(edges):
-                if not (isinstance(edge, tuple) and len(edge) == 2 and isinstance(edge[1], int)):
-                    raise InvalidArchitectureError(f"darts: {cell} edge {i} must be ('op', input), got {edge!r}")
+                if not (isinstance(edge, tuple) and len(edge) == 2 and type(edge[1]) is int
+                        and 0 <= edge[1] < 2 + NUM_NODES):
+                    raise InvalidArchitectureError(f"darts: {cell} edge {i} must be ('op', input) with input "
+                                                   f"0..{1 + NUM_NODES}, got {str(edge)[:80]}")
                 op, inp = edge
                 if op not in OPS:
                     raise InvalidArchitectureError(f"darts: unknown op {op!r} in {cell} edge {i}; allowed: {OPS}")
@@ -227,7 +228,8 @@ class DartsSpace(SearchSpace):
         from_input = (nodes[..., [_IN_A, _IN_B]] < 2).astype(np.int64)
         cells = np.arange(2)[None, :, None, None]
         # one flat bin per (architecture, cell, op, from a cell input): counting is one bincount
-        bins = ((np.arange(n)[:, None, None, None] * 2 + cells) * len(OPS) + nodes[..., [_OP_A, _OP_B]]) * 2 + from_input
+        rows = np.arange(n)[:, None, None, None]
+        bins = ((rows * 2 + cells) * len(OPS) + nodes[..., [_OP_A, _OP_B]]) * 2 + from_input
         return np.bincount(bins.reshape(-1), minlength=n * 2 * len(OPS) * 2).astype(np.float64).reshape(n, -1)
 
     def graphs(self, archs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -298,16 +300,18 @@ _INPUT_PAIRS: tuple[list[tuple[int, int]], ...] = tuple(
     list(itertools.combinations(range(node + 2), 2)) for node in range(NUM_NODES)
 )
 
-_RANGE_CALL = re.compile(r"range\(\s*(\d+)\s*,\s*(\d+)\s*\)")
+MAX_GENOTYPE_CHARS = 4096  # a printed DARTS genotype has about 400; nothing longer is parsed
 
 
 def _parse_genotype_call(text: str) -> dict[str, object]:
     """The keyword fields of a ``Genotype(normal=..., normal_concat=..., reduce=..., reduce_concat=...)`` string."""
     if not isinstance(text, str):
         raise InvalidArchitectureError(f"darts: a genotype string is required, got {type(text).__name__}")
-    literal_text = _RANGE_CALL.sub(lambda m: repr(list(range(int(m.group(1)), int(m.group(2))))), text.strip())
+    if len(text) > MAX_GENOTYPE_CHARS:
+        raise InvalidArchitectureError(f"darts: a Genotype string has at most {MAX_GENOTYPE_CHARS} characters, got "
+                                       f"{len(text)}")
     try:
-        call = ast.parse(literal_text, mode="eval").body
+        call = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as error:
         raise InvalidArchitectureError(f"darts: not a Genotype(...) string ({error.msg}): {text[:80]!r}") from None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "Genotype"):
@@ -320,10 +324,21 @@ def _parse_genotype_call(text: str) -> dict[str, object]:
         if keyword.arg not in allowed:
             raise InvalidArchitectureError(f"darts: unknown Genotype field {keyword.arg!r}; allowed: {sorted(allowed)}")
         try:
-            fields[keyword.arg] = ast.literal_eval(keyword.value)
+            fields[keyword.arg] = _literal_or_range(keyword.value)
         except ValueError:
             raise InvalidArchitectureError(f"darts: field {keyword.arg!r} is not a literal list") from None
     for required in ("normal", "reduce"):
         if required not in fields:
             raise InvalidArchitectureError(f"darts: Genotype string lacks the field {required!r}")
     return fields
+
+
+def _literal_or_range(node: ast.expr) -> object:
+    """A literal, or ``range(a, b)`` with literal integer bounds as a lazy ``range`` (never expanded: the DARTS code
+    prints ``normal_concat=range(2, 6)``, and a string must not make the parser allocate)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and not node.keywords:
+        bounds = [ast.literal_eval(arg) for arg in node.args]
+        if len(bounds) == 2 and all(type(b) is int for b in bounds):
+            return range(*bounds)
+        raise ValueError("range() takes two literal integers")
+    return ast.literal_eval(node)

@@ -121,7 +121,8 @@ class FBNetSpace(SearchSpace):
         node_type = np.column_stack([np.full(n, len(BLOCKS)), archs, np.full(n, len(BLOCKS) + 1)])
         chain = np.stack([np.arange(NUM_LAYERS + 1), np.arange(1, NUM_LAYERS + 2)])
         edge_type = np.append(LAYER_STAGE, len(STAGE_LAYERS))
-        return node_type, np.broadcast_to(chain, (n, *chain.shape)).copy(), np.broadcast_to(edge_type, (n, NUM_LAYERS + 1)).copy()
+        edges = np.broadcast_to(chain, (n, *chain.shape)).copy()
+        return node_type, edges, np.broadcast_to(edge_type, (n, NUM_LAYERS + 1)).copy()
 
     def cost_features(self, archs: np.ndarray) -> np.ndarray:
         """Each layer's cost depends only on its block: the one-hot encoding is exact for params and FLOPs."""

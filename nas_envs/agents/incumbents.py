@@ -1,0 +1,68 @@
+"""The architectures searches end with, listed for training them for real: does what a benchmark run claims hold?
+
+An agent's anytime plot reports the best *noisy* validation accuracy it observed; that value is optimistic twice
+over (the best of many noisy draws, in the region the surrogate rates highest). ``nas-envs incumbents RUNS --out
+FILE`` lists every run's final incumbent with what the agent observed and the surrogate's noise-free mean;
+``nas-envs collect darts --trajectory FILE`` trains them, and ``nas-envs data-card darts --incumbents FILE``
+compares the three.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+
+
+def final_incumbents(folder: Path) -> list[dict]:
+    """One row per run below ``folder`` (``<agent>/seed_<k>.jsonl``): its final incumbent. Rows are ordered seed by
+    seed (every agent's first seed, then every agent's second...), so that the first rows of the list cover every
+    agent evenly when only part of it is trained."""
+    runs = []
+    for path in Path(folder).glob("*/seed_*.jsonl"):
+        with open(path) as handle:
+            rows = [json.loads(line) for line in handle]
+        if rows:
+            runs.append((int(path.stem.split("_")[1]), path.parent.name, rows))
+    if not runs:
+        raise FileNotFoundError(f"no trajectories (<agent>/seed_<k>.jsonl) found below {folder}")
+    settings = {agent: json.loads((Path(folder) / agent / "run.json").read_text())
+                for agent in {agent for _, agent, _ in runs}}
+    multi_objective = sorted(agent for _, agent, rows in runs if "val_accuracy" not in rows[0])
+    if multi_objective:
+        raise ValueError(f"incumbents lists the final incumbent of single-objective runs (DARTS, FBNet) to train "
+                         f"them; {folder} holds multi-objective runs ({', '.join(multi_objective)}), whose result is "
+                         "a front, not one architecture")
+    out = []
+    for seed, agent, rows in sorted(runs, key=lambda run: (run[0], run[1])):
+        best = max(rows, key=lambda row: row["val_accuracy"])  # the first of equals, as the recorder keeps it
+        out.append({"agent": agent, "seed": seed, "env_id": settings[agent]["env_id"],
+                    "env_kwargs": settings[agent].get("env_kwargs", {}), "architecture": best["architecture"],
+                    "found_at_evaluation": best["evaluation"], "observed_val_accuracy": best["val_accuracy"]})
+    # the surrogate mean comes from the environment the run used (its surrogate included)
+    by_environment: dict[str, list[dict]] = {}
+    for row in out:
+        by_environment.setdefault(json.dumps([row["env_id"], row["env_kwargs"]], sort_keys=True), []).append(row)
+    for listed in by_environment.values():
+        benchmark = gym.make(listed[0]["env_id"], **listed[0]["env_kwargs"]).unwrapped.benchmark
+        means = benchmark.evaluate([row["architecture"] for row in listed], noise=False)["val_accuracy"]
+        for row, mean in zip(listed, means):
+            row["surrogate_mean_val_accuracy"] = float(mean)
+    return out
+
+
+def write_incumbents(rows: list[dict], path: Path) -> None:
+    """JSON lines, written to a temporary file and renamed: a killed command leaves no half-written list."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(json.dumps(row, sort_keys=True) + "\n" for row in rows))
+    os.replace(tmp, path)
+
+
+def observed_minus_mean(rows: list[dict]) -> float:
+    """How much the observed incumbent values exceed the surrogate's mean for the same architectures (the winner's
+    curse of picking the best of noisy draws)."""
+    return float(np.mean([row["observed_val_accuracy"] - row["surrogate_mean_val_accuracy"] for row in rows]))

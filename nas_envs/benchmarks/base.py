@@ -1,0 +1,75 @@
+"""The one interface every benchmark implements, and the array views built on it.
+
+A benchmark is a search space with models that map architectures to objectives. The environments, the agents and
+the pymoo adapter only use what is declared here, so every benchmark works with all of them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from nas_envs.checks import check_flag
+from nas_envs.spaces.base import SearchSpace
+
+Architectures = "np.ndarray | Iterable[Sequence[int] | str] | str"
+
+
+class Benchmark(ABC):
+    """Batched, reproducible evaluation of the architectures of one search space.
+
+    Attributes:
+        name: the benchmark's name (``"darts"``, ``"cityseg-mop3"``, ...).
+        space: the search space of the architectures.
+        objectives: the names of the objectives :meth:`evaluate` returns, in order.
+        directions: per objective, +1 to maximise, -1 to minimise.
+    """
+
+    name: str
+    space: SearchSpace
+    objectives: tuple[str, ...]
+    directions: dict[str, int]
+
+    def evaluate(self, archs: Architectures, noise: bool = True,
+                 seed: int | np.random.Generator | None = None) -> dict[str, np.ndarray]:
+        """Objectives of a batch of architectures: genes ``(N, D)``, a list of genes, strings, or one string.
+
+        Noisy draws come from ``numpy.random.default_rng(seed)`` only: the same seed gives the same values in
+        every process. ``noise=False`` gives the models' means.
+        """
+        genes = self.space.as_batch(archs)
+        if not len(genes):
+            return {name: np.empty(0) for name in self.objectives}
+        return self.evaluate_genes(genes, check_flag("noise", noise), np.random.default_rng(seed))
+
+    @abstractmethod
+    def evaluate_genes(self, genes: np.ndarray, noise: bool, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """:meth:`evaluate` for validated canonical genes ``(N, D)`` and a generator (the environments' hot path).
+        Returns one ``(N,)`` array per name of :attr:`objectives`."""
+
+    @abstractmethod
+    def simulated_seconds(self, values: dict[str, np.ndarray]) -> np.ndarray:
+        """Simulated seconds each evaluation of :meth:`evaluate_genes`'s output costs (the runtime model)."""
+
+    @abstractmethod
+    def score(self, values: dict[str, np.ndarray]) -> np.ndarray:
+        """The scalar a single-objective search maximises, per architecture (documented by each benchmark)."""
+
+    @abstractmethod
+    def verify(self) -> None:
+        """Check the bundle's files against their manifest (and its pin) without loading any model: cheap enough
+        for every environment's constructor, so that a broken bundle is named at ``gym.make``."""
+
+    def load(self) -> "Benchmark":
+        """Load and verify every asset now rather than on the first evaluation."""
+        return self
+
+
+def objective_matrix(benchmark: Benchmark, values: dict[str, np.ndarray], minimise: bool = False) -> np.ndarray:
+    """``(N, M)`` array of ``values`` in the benchmark's objective order; with ``minimise`` the maximised
+    objectives are negated (the convention of pymoo and of most multi-objective code)."""
+    columns = [np.asarray(values[name], dtype=np.float64) for name in benchmark.objectives]
+    if minimise:
+        columns = [-c if benchmark.directions[name] > 0 else c for name, c in zip(benchmark.objectives, columns)]
+    return np.column_stack(columns)

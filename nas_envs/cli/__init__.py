@@ -1,0 +1,33 @@
+"""The ``nas-envs`` command line: one parser, its commands grouped by what they work on."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from nas_envs.cli import experiments, groundtruth, surrogates
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nas-envs", description="Surrogate NAS benchmarks as Gymnasium environments.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for group in (experiments, groundtruth, surrogates):
+        group.add_commands(commands)
+    return parser
+
+
+def dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
+    """Run the chosen command; expected failures print one clear line instead of a traceback."""
+    from nas_envs.extras import MissingExtraError
+    from nas_envs.surrogates.manifest import AssetError
+
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except (ValueError, FileNotFoundError, AssetError, RuntimeError, MissingExtraError) as error:
+        print(f"nas-envs {args.command}: error: {error}", file=sys.stderr)
+        return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    return dispatch(build_parser(), argv)

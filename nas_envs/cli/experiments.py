@@ -1,0 +1,184 @@
+"""Experiment commands: list, run, plot, curve, incumbents, moea."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from pathlib import Path
+
+from nas_envs.agents.runner import AGENT_NAMES
+from nas_envs.benchmarks.surrogate_benchmark import SURROGATES
+
+
+def _list(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+
+    import nas_envs  # noqa: F401 - registers the ids
+
+    for env_id in sorted(i for i in gym.registry if i.startswith(("SurrNAS", "CitySeg"))):
+        print(env_id)
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    import nas_envs
+    from nas_envs.agents.plot import format_table, summarise
+    from nas_envs.agents.runner import RunSettings, load_runs, parse_duration, run
+
+    if args.env not in nas_envs.ENV_BUNDLES:
+        raise ValueError(f"unknown environment {args.env!r}; 'nas-envs list' prints the {len(nas_envs.ENV_BUNDLES)} "
+                         "ids")
+    if args.surrogate is not None and not args.env.startswith("SurrNAS-"):
+        raise ValueError(f"--surrogate chooses the accuracy surrogate of SurrNAS-DARTS/FBNet; {args.env} has none "
+                         "to choose (CitySeg problems score with their rank-net)")
+    settings = RunSettings(
+        env_id=args.env, agent=args.agent, budget_seconds=parse_duration(args.budget),
+        max_evaluations=args.max_evaluations, noise=not args.no_noise,
+        env_kwargs={} if args.surrogate is None else {"surrogate": args.surrogate},
+    )
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    folder = run(settings, seeds, Path(args.out), workers=args.workers, backend=args.backend)
+    print(format_table(summarise({args.agent: load_runs(folder.parent)[args.agent]})))
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from nas_envs.agents.plot import format_table, plot_runs
+
+    table = plot_runs([Path(d) for d in args.dirs], Path(args.output), title=args.title)
+    print(format_table(table))
+    print(f"wrote {args.output}")
+    return 0
+
+
+def _curve(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+
+    from nas_envs.agents.plot import reward_curve
+    from nas_envs.agents.runner import load_runs
+
+    runs = load_runs(Path(args.dir))[args.agent]
+    env_id = json.loads((Path(args.dir) / args.agent / "run.json").read_text())["env_id"]
+    decisions = gym.make(env_id).unwrapped.space.num_decisions
+    print(f"{'env steps':>10} {'mean score of the window':>32}  ({len(runs)} seeds, {args.window} architectures a "
+          "window)")
+    for step, mean, se in reward_curve(runs, args.window, decisions):
+        print(f"{step:>10} {100 * mean:>26.3f} +- {100 * se:.3f}")
+    return 0
+
+
+def _incumbents(args: argparse.Namespace) -> int:
+    from nas_envs.agents.incumbents import final_incumbents, observed_minus_mean, write_incumbents
+
+    rows = final_incumbents(Path(args.dir))
+    write_incumbents(rows, Path(args.out))
+    print(f"wrote {len(rows)} final incumbents to {args.out}; the values the agents observed exceed the surrogate's "
+          f"mean for the same architectures by {100 * observed_minus_mean(rows):.2f} % on average")
+    return 0
+
+
+def _moea(args: argparse.Namespace) -> int:
+    from nas_envs.agents.moea import MOEAS, baseline_table, run_moea
+
+    problems = _number_range(args.problems)
+    algorithms = MOEAS if args.algorithms == "all" else tuple(args.algorithms.split(","))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+    keys = {(r["problem"], r["algorithm"], r["seed"], r["evaluations_asked"]) for r in done}
+    todo = [(problem, algorithm, seed) for problem in problems for algorithm in algorithms for seed in range(args.runs)
+            if (problem, algorithm, seed, args.evaluations) not in keys]
+    # Runs evaluate small batches, where BLAS threads do not pay, and processes that share the cores make them
+    # thrash (measured: the rank-net's 100-row prediction took 10-140 ms instead of 2): one thread per process.
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(variable, "1")
+    with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn")) as pool, open(out, "a") as handle:
+        futures = [pool.submit(run_moea, problem, algorithm, seed, args.evaluations, None, args.bundle)
+                   for problem, algorithm, seed in todo]
+        for future in as_completed(futures):  # resumable: one line per finished run
+            row = {**future.result(), "evaluations_asked": args.evaluations}
+            handle.write(json.dumps(row) + "\n")
+            handle.flush()
+            done.append(row)
+            print(json.dumps(row), flush=True)
+    selected = [r for r in done if r["problem"] in problems and r["evaluations_asked"] == args.evaluations]
+    print(baseline_table(selected))
+    return 0
+
+
+def _number_range(text: str) -> list[int]:
+    """``"1-15"`` or ``"1,3,5"`` -> problem numbers."""
+    numbers = []
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        numbers += list(range(int(low), int(high or low) + 1))
+    return numbers
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: an integer >= 0 (seeds)."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text}")
+    return value
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    listing = commands.add_parser("list", help="list the registered environment ids")
+    listing.set_defaults(handler=_list)
+    run = commands.add_parser("run", help="run an agent for several seeds on a simulated budget")
+    run.add_argument("--env", required=True, help="environment id, e.g. SurrNAS-DARTS-v0")
+    run.add_argument("--agent", required=True, choices=AGENT_NAMES)
+    run.add_argument("--budget", required=True, help="simulated budget: seconds or 90m, 24h, 2d")
+    run.add_argument("--seeds", type=positive_int, default=10, help="number of seeds")
+    run.add_argument("--first-seed", type=non_negative_int, default=0)
+    run.add_argument("--max-evaluations", type=positive_int, default=None)
+    run.add_argument("--no-noise", action="store_true", help="evaluate with ensemble means instead of noisy draws")
+    run.add_argument("--surrogate", default=None, choices=SURROGATES,
+                     help="accuracy surrogate of SurrNAS-DARTS/FBNet (default: the environment's, xgb)")
+    run.add_argument("--out", required=True, help="output folder (trajectories go to OUT/<agent>/)")
+    run.add_argument("--workers", type=positive_int, default=1)
+    run.add_argument("--backend", default="local", choices=["local", "ray"])
+    run.set_defaults(handler=_run)
+
+    plot = commands.add_parser("plot", help="anytime plot of runs: incumbent error against simulated time")
+    plot.add_argument("dirs", nargs="+", help="run folders written by 'nas-envs run'")
+    plot.add_argument("-o", "--output", required=True, help="PNG file to write")
+    plot.add_argument("--title", default=None)
+    plot.set_defaults(handler=_plot)
+
+    curve = commands.add_parser("curve", help="learning curve of an RL agent: reward of completed architectures")
+    curve.add_argument("dir", help="run folder written by 'nas-envs run'")
+    curve.add_argument("--agent", default="ppo")
+    curve.add_argument("--window", type=int, default=100, help="architectures per point")
+    curve.set_defaults(handler=_curve)
+
+    incumbents = commands.add_parser("incumbents", help="list every run's final incumbent, to train them for real "
+                                     "(nas-envs collect --trajectory FILE)")
+    incumbents.add_argument("dir", help="run folder written by 'nas-envs run'")
+    incumbents.add_argument("--out", required=True, help="JSON lines to write, e.g. "
+                            "assets/data/trajectories/incumbents/darts_24h.jsonl")
+    incumbents.set_defaults(handler=_incumbents)
+
+    moea = commands.add_parser("moea", help="pymoo's NSGA-II/III, MOEA/D and RVEA on CitySeg/MOP: HV table")
+    moea.add_argument("--problems", default="1-15", help="e.g. 1-15 or 1,6,15")
+    moea.add_argument("--algorithms", default="all", help="all or a comma list of nsga2,nsga3,moead,rvea")
+    moea.add_argument("--runs", type=int, default=5, help="seeds per problem and algorithm")
+    moea.add_argument("--evaluations", type=int, default=10_000)
+    moea.add_argument("--out", default="runs/moea/runs.jsonl", help="JSON lines of finished runs (resumes)")
+    moea.add_argument("--workers", type=positive_int, default=1, help="runs in parallel, one process each")
+    moea.add_argument("--bundle", default=None, help="CitySeg bundle: a release (default: the newest) or a folder "
+                      "written by 'nas-envs fit cityseg'")
+    moea.set_defaults(handler=_moea)
+

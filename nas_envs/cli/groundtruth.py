@@ -1,0 +1,173 @@
+"""Ground-truth commands: collect, merge, data-card, train-supernet, measure-latency."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from nas_envs.assets import data_path, require_data
+from nas_envs.extras import require
+
+
+def _collect(args: argparse.Namespace) -> int:
+    from nas_envs.groundtruth.collect import collect, plan
+    from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL, PROTOCOLS
+
+    require("torch", "groundtruth", "nas-envs collect (real trainings)")
+    protocol = args.protocol or DEFAULT_PROTOCOL[args.space]
+    if protocol not in PROTOCOLS or PROTOCOLS[protocol].space != args.space:
+        raise ValueError(f"unknown {args.space} protocol {protocol!r}; allowed: "
+                         f"{sorted(name for name, p in PROTOCOLS.items() if p.space == args.space)}")
+    seeds = args.seeds if args.seeds is not None else (3 if args.subset == "noise" else 1)
+    jobs = plan(args.space, args.source, args.subset, args.n, seeds, start=args.start, trajectory=args.trajectory)
+    path = Path(args.out) if args.out else data_path(protocol)
+    collect(path, protocol, jobs, workers=args.workers, backend=args.backend, device=args.device)
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from nas_envs.groundtruth.collect import merge
+
+    for source in args.files:
+        for protocol, added in merge(Path(source), data_path).items():
+            print(f"merge: {source}: {added} new record(s) of {protocol} appended to {data_path(protocol)}")
+    return 0
+
+
+def _data_card(args: argparse.Namespace) -> int:
+    import json
+
+    from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
+
+    protocol = args.protocol or DEFAULT_PROTOCOL[args.space]
+    path = require_data(data_path(protocol))
+    # imported after the data check, so that an install without the data says so first
+    from nas_envs.groundtruth.analysis import (
+        darts_group_medians,
+        device_agreement,
+        incumbent_check,
+        load,
+        noise_subset_agreement,
+        plot_darts_analyses,
+        summary,
+    )
+
+    records = load(path, protocol)
+    metric = {"metric": "val_miou"} if args.space == "cityseg" else {}
+    seconds = {"seconds": "eval_seconds"} if args.space == "cityseg" else {}
+    report = {"protocol": protocol, "file": str(path), **summary(records, **metric, **seconds)}
+    if args.compare_protocol:
+        other = load(data_path(args.compare_protocol), args.compare_protocol)
+        report[f"noise_subset_agreement_with_{args.compare_protocol}"] = noise_subset_agreement(records, other)
+    if args.device_check:
+        report["device_check"] = {"file": args.device_check,
+                                  **device_agreement(records, load(Path(args.device_check), protocol), **metric)}
+    if args.incumbents:
+        with open(args.incumbents) as handle:
+            report["incumbent_check"] = {"file": args.incumbents,
+                                         **incumbent_check(records, [json.loads(line) for line in handle])}
+    if args.space == "darts":
+        report["median_val_error_by_group"] = darts_group_medians(records)
+    print(json.dumps(report, indent=2))
+    if args.space == "darts":
+        for figure in plot_darts_analyses(records, Path(args.figures)):
+            print(f"wrote {figure}")
+    return 0
+
+
+def _train_supernet(args: argparse.Namespace) -> int:
+    import json
+
+    from nas_envs.groundtruth.cityseg_supernet import supernet_path, train_supernet
+    from nas_envs.groundtruth.protocols import PROTOCOLS
+
+    protocol = PROTOCOLS[args.protocol]
+    path = Path(args.out) if args.out else supernet_path(protocol)
+    log = train_supernet(protocol, path, seed=args.seed,
+                         progress=lambda epoch, entry: print(json.dumps(entry), flush=True))
+    print(f"wrote {path} ({len(log['epochs'])} epochs)")
+    return 0
+
+
+def _measure_latency(args: argparse.Namespace) -> int:
+    import json
+
+    import numpy as np
+    import torch
+
+    from nas_envs.benchmarks.cityseg import LatencyTable
+    from nas_envs.groundtruth.cityseg_hardware import PROFILES, measure_latency_table, time_network
+    from nas_envs.spaces import get_space
+    from nas_envs.surrogates.metrics import kendall_tau
+
+    space = get_space("cityseg")
+    for profile in PROFILES:
+        if args.profile not in ("all", profile.name):
+            continue
+        table = measure_latency_table(profile)
+        # how well the sum of the parts predicts whole networks (the paper's Figure 5)
+        archs = space.sample(args.check, seed=20261129)
+        predicted = LatencyTable(table).milliseconds(archs)
+        torch.set_num_threads(profile.threads)
+        measured, again = (np.array([1000 * time_network(genes, profile.batch) / profile.batch for genes in archs])
+                           for _ in range(2))
+        table["check"] = {
+            "architectures": args.check,
+            "mean_abs_percentage_error": float(np.mean(np.abs(predicted - measured) / measured) * 100),
+            "kendall_tau": kendall_tau(measured, predicted),
+            "kendall_tau_of_a_second_measurement": kendall_tau(measured, again),  # what measurement noise allows
+            "measured_ms_range": [float(measured.min()), float(measured.max())],
+        }
+        path = data_path(f"cityseg-latency-{profile.name}").with_suffix(".json")
+        path.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+        print(json.dumps({"profile": profile.name, **table["check"]}), f"wrote {path}")
+    return 0
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    collect = commands.add_parser("collect", help="train architectures for real and append the results")
+    collect.add_argument("space", choices=["darts", "fbnet", "cityseg"])
+    collect.add_argument("--n", type=int, required=True, help="architectures 0..n-1 of the stream (resumes)")
+    collect.add_argument("--start", type=int, default=0, help="first architecture index of the stream")
+    collect.add_argument("--source", default="random", choices=["random", "param-free"])
+    collect.add_argument("--subset", default="train", choices=["train", "noise"],
+                         help="'noise': the held-out repeated subset (3 seeds by default)")
+    collect.add_argument("--trajectory", default="", help="train the architectures of this file: a trajectory of "
+                         "'nas-envs run' (those after its first 100 evaluations) or a list of 'nas-envs incumbents' "
+                         "(all); commit it under assets/data/trajectories/<source>/")
+    collect.add_argument("--seeds", type=int, default=None, help="seeds per architecture")
+    collect.add_argument("--workers", type=int, default=1)
+    collect.add_argument("--backend", default="local", choices=["local", "ray"])
+    collect.add_argument("--protocol", default=None, help="protocol name (default: the space's bundled protocol)")
+    collect.add_argument("--out", default=None, help="output .jsonl (default: assets/data/<protocol>.jsonl)")
+    collect.add_argument("--device", default="cpu", help="torch device of the trainings, e.g. cuda (DARTS, FBNet)")
+    collect.set_defaults(handler=_collect)
+
+    merge = commands.add_parser("merge", help="append the records of collection files made elsewhere (another "
+                                "machine, a GPU) to the bundled data files, skipping jobs already there")
+    merge.add_argument("files", nargs="+")
+    merge.set_defaults(handler=_merge)
+
+    card = commands.add_parser("data-card", help="numbers and analysis plots of the collected ground truth")
+    card.add_argument("space", choices=["darts", "fbnet", "cityseg"])
+    card.add_argument("--protocol", default=None)
+    card.add_argument("--figures", default="assets/data/figures", help="folder for the analysis plots")
+    card.add_argument("--compare-protocol", default=None,
+                      help="also report how the noise-subset seed means agree with this protocol's")
+    card.add_argument("--device-check", default=None, help="a file of the same jobs measured again on another "
+                      "device (scripts/collect_gpu.sh): report the paired differences")
+    card.add_argument("--incumbents", default=None, help="a list of 'nas-envs incumbents': compare what the "
+                      "searches claimed with the trainings of those architectures")
+    card.set_defaults(handler=_data_card)
+
+    supernet = commands.add_parser("train-supernet", help="train the CitySeg weight-sharing supernet (resumable)")
+    supernet.add_argument("--protocol", default="cityseg-scenes64-supernet-v1")
+    supernet.add_argument("--seed", type=int, default=0)
+    supernet.add_argument("--out", default=None, help="checkpoint (default: assets/data/<protocol>.pt)")
+    supernet.set_defaults(handler=_train_supernet)
+
+    latency = commands.add_parser("measure-latency", help="measure the CitySeg latency tables on this machine")
+    latency.add_argument("--profile", default="all", choices=["all", "h1", "h2"])
+    latency.add_argument("--check", type=int, default=40, help="whole networks timed to check the tables")
+    latency.set_defaults(handler=_measure_latency)
+

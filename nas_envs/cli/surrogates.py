@@ -1,0 +1,82 @@
+"""Surrogate commands: fit, evaluate-surrogate."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def _fit(args: argparse.Namespace) -> int:
+    import json
+
+    args.model = args.model or ("ranknet" if args.space == "cityseg" else "xgb")
+
+    if args.space == "cityseg":
+        from nas_envs.benchmarks.cityseg_fit import fit_cityseg
+
+        if args.model != "ranknet":
+            raise ValueError("the CitySeg bundle has one learned model: --model ranknet")
+        result = fit_cityseg(seed=args.seed, protocol=args.protocol, out_dir=args.out)
+        print(json.dumps({k: result[k] for k in ("held_out_metrics", "noise", "fit_records", "bounds")}, indent=2))
+        return 0
+    from nas_envs.benchmarks.fit import fit_surrogate
+
+    if args.model == "ranknet":
+        raise ValueError("the rank-net is CitySeg's model; DARTS and FBNet have --model xgb, gin or runtime")
+    result = fit_surrogate(args.space, kind=args.model, protocol_name=args.protocol, seed=args.seed, out_dir=args.out)
+    summary = {k: result[k] for k in ("held_out_metrics", "noise_calibration", "noise_subset", "fit_records")}
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _evaluate_surrogate(args: argparse.Namespace) -> int:
+    import json
+
+    from nas_envs.benchmarks import make_benchmark
+    from nas_envs.benchmarks.fit import leave_one_source_out, quality_against_data_size, score_bundle
+
+    pooled = "+" in args.model
+    if pooled and (args.leave_one_source_out or args.learning_curve):
+        raise ValueError(f"{args.model} pools separately fitted ensembles: it is scored as bundled; refit analyses "
+                         "(--leave-one-source-out, --learning-curve) take xgb or gin")
+    if not pooled:
+        bench = make_benchmark(args.space, surrogate="xgb" if args.model == "runtime" else args.model,
+                               bundle=args.bundle)
+        entry = bench.manifest["models"][args.model]
+        print(json.dumps({"bundled": {k: entry[k] for k in ("fit_records", "held_out_records", "held_out_metrics",
+                                                             "noise_subset", "noise_calibration")}}, indent=2))
+    print(json.dumps({"bundle_on_current_data": score_bundle(args.space, args.model, bundle=args.bundle)}, indent=2))
+    if args.leave_one_source_out:
+        print(json.dumps({"leave_one_source_out": leave_one_source_out(args.space, args.model)}, indent=2))
+    if args.learning_curve:
+        from nas_envs.benchmarks.plots import plot_quality_against_data_size
+
+        curve = quality_against_data_size(args.space, args.model)
+        print(json.dumps({"quality_against_data_size": curve}, indent=2))
+        plot_quality_against_data_size(curve, Path(args.learning_curve), f"{args.space} {args.model}")
+        print(f"wrote {args.learning_curve}")
+    return 0
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    fit = commands.add_parser("fit", help="fit a benchmark's surrogates on the collected data")
+    fit.add_argument("space", choices=["darts", "fbnet", "cityseg"])
+    fit.add_argument("--model", default=None, choices=["xgb", "gin", "runtime", "ranknet"],
+                     help="default: xgb (DARTS, FBNet), ranknet (CitySeg)")
+    fit.add_argument("--seed", type=int, default=0)
+    fit.add_argument("--protocol", default=None)
+    fit.add_argument("--out", default=None, type=Path, help="bundle folder to write (default: models/<space>-refit "
+                     "beside the data). A released bundle never changes: release a refit as a new version")
+    fit.set_defaults(handler=_fit)
+
+    evaluate = commands.add_parser("evaluate-surrogate", help="quality metrics of a bundled surrogate")
+    evaluate.add_argument("space", choices=["darts", "fbnet"])
+    evaluate.add_argument("--model", default="xgb", choices=["xgb", "gin", "xgb+gin", "runtime"],
+                          help="xgb+gin: both accuracy ensembles averaged, as the benchmark's surrogate='xgb+gin'")
+    evaluate.add_argument("--bundle", default=None, help="a released bundle (e.g. darts-v0; default: the space's "
+                          "newest) or a folder written by 'nas-envs fit'")
+    evaluate.add_argument("--leave-one-source-out", action="store_true", help="refit without each source in turn")
+    evaluate.add_argument("--learning-curve", default=None, metavar="PNG",
+                          help="refit on 10%%..100%% of the data and plot R2 and sparse Kendall tau")
+    evaluate.set_defaults(handler=_evaluate_surrogate)
+

@@ -1,0 +1,142 @@
+"""The episode rules of the sequential NAS environments, written once for N copies.
+
+The single environment is one copy, the vector environment N; both delegate decisions, masks, observations, the
+simulated clock and the budget to :class:`Episodes`, and only differ in how they present the result.
+
+Rules, per copy:
+
+- One decision per step; legal choices come from the search space (``action_mask``). An action outside the mask
+  ends the episode at once: terminated, reward 0, no simulated time spent, ``illegal_action`` flagged.
+- The step that completes an architecture is scored by the environment's scorer (one batched call for every copy
+  that completes in that step) and advances the copy's simulated clock by the evaluation's simulated seconds.
+- With a budget, the completing step that reaches it sets ``budget_exhausted``. A new episode of an exhausted copy
+  starts normally, and its first step is truncated at once (reward 0, no evaluation, no time spent): work beyond
+  the budget is never evaluated, and no reset ever raises. Fresh budgets start on request of the environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from gymnasium import spaces
+
+from nas_envs.spaces.base import SearchSpace
+
+#: scorer(rows, genes) -> (rewards, objective values by name, simulated seconds) of architectures just completed
+Scorer = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]]
+
+
+class BudgetExhaustedError(RuntimeError):
+    """Raised, in strict-budget mode only, when an episode is started from a simulated budget already spent."""
+
+
+def observation_size(num_decisions: int, num_actions: int) -> int:
+    """Decided actions one-hot (D x A), current decision one-hot (D + 1), remaining budget fraction (1)."""
+    return num_decisions * num_actions + num_decisions + 1 + 1
+
+
+def make_observation_space(num_decisions: int, num_actions: int) -> spaces.Box:
+    return spaces.Box(0.0, 1.0, shape=(observation_size(num_decisions, num_actions),), dtype=np.float32)
+
+
+def check_budget(budget_seconds: object) -> float | None:
+    """``None`` or a positive, finite number of simulated seconds (bools and strings are refused)."""
+    if budget_seconds is None:
+        return None
+    if isinstance(budget_seconds, (bool, np.bool_)) or not isinstance(budget_seconds, (int, float, np.integer,
+                                                                                         np.floating)):
+        raise TypeError(f"budget_seconds must be None or a number of simulated seconds, got "
+                        f"{type(budget_seconds).__name__} {budget_seconds!r}")
+    if not (np.isfinite(budget_seconds) and budget_seconds > 0):
+        raise ValueError(f"budget_seconds must be None or a positive number of simulated seconds, got {budget_seconds}")
+    return float(budget_seconds)
+
+
+@dataclass
+class StepOutcome:
+    """What one step did to every copy (arrays over copies; ``completed`` lists the scored copies)."""
+
+    rewards: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    illegal: np.ndarray
+    over_budget: np.ndarray
+    completed: np.ndarray
+    values: dict[str, np.ndarray]
+
+
+class Episodes:
+    """State and rules of ``num_copies`` episodes: genes, decision index, observations, masks, clocks, budgets."""
+
+    def __init__(self, space: SearchSpace, num_copies: int, budget_seconds: float | None,
+                 reward_shape: tuple[int, ...] = ()) -> None:
+        self.space = space
+        self.budget_seconds = budget_seconds
+        self.reward_shape = reward_shape
+        d, a = space.num_decisions, space.num_actions
+        self.genes = np.zeros((num_copies, d), dtype=np.int64)
+        self.steps = np.zeros(num_copies, dtype=np.int64)
+        self.obs = np.zeros((num_copies, observation_size(d, a)), dtype=np.float32)
+        self.masks = np.zeros((num_copies, a), dtype=np.int8)
+        self.sim_time = np.zeros(num_copies)
+        self.budget_exhausted = np.zeros(num_copies, dtype=bool)
+        self._first_mask = space.action_mask(np.zeros(0, dtype=np.int64))
+
+    @property
+    def num_copies(self) -> int:
+        return len(self.steps)
+
+    def start_budgets(self, rows: np.ndarray) -> None:
+        self.sim_time[rows] = 0.0
+        self.budget_exhausted[rows] = False
+
+    def restart(self, rows: np.ndarray) -> None:
+        """New, empty architectures in copies ``rows`` (their clocks run on)."""
+        d, a = self.space.num_decisions, self.space.num_actions
+        self.genes[rows] = 0
+        self.steps[rows] = 0
+        self.obs[rows] = 0.0
+        self.obs[rows, d * a] = 1.0
+        self.obs[rows, -1] = self.remaining(rows)
+        self.masks[rows] = self._first_mask
+
+    def remaining(self, rows: np.ndarray) -> np.ndarray:
+        if self.budget_seconds is None:
+            return np.ones(len(rows), dtype=np.float32)
+        return np.clip(1.0 - self.sim_time[rows] / self.budget_seconds, 0.0, 1.0)
+
+    def step(self, actions: np.ndarray, active: np.ndarray, scorer: Scorer) -> StepOutcome:
+        """Apply one action to each copy flagged ``active``; score the architectures completed by this step."""
+        d, a = self.space.num_decisions, self.space.num_actions
+        n = self.num_copies
+        rewards = np.zeros((n, *self.reward_shape), dtype=np.float64)
+        over_budget = active & self.budget_exhausted
+        playing = active & ~over_budget
+        legal = playing & (actions >= 0) & (actions < a)
+        legal[legal] = self.masks[legal, actions[legal]] == 1
+        illegal = playing & ~legal
+
+        rows = np.flatnonzero(legal)
+        steps = self.steps[rows]
+        self.genes[rows, steps] = actions[rows]
+        self.obs[rows, steps * a + actions[rows]] = 1.0
+        self.obs[rows, d * a + steps] = 0.0
+        self.obs[rows, d * a + steps + 1] = 1.0
+        self.steps[rows] = steps + 1
+
+        completed = rows[self.steps[rows] == d]
+        values: dict[str, np.ndarray] = {}
+        if len(completed):
+            rewards[completed], values, seconds = scorer(completed, self.genes[completed])
+            self.sim_time[completed] += seconds
+            if self.budget_seconds is not None:
+                self.budget_exhausted[completed] = self.sim_time[completed] >= self.budget_seconds
+            self.obs[completed, -1] = self.remaining(completed)
+        building = rows[self.steps[rows] < d]
+        self.masks[building] = self.space.action_masks(self.genes[building], self.steps[building])
+        terminated = illegal.copy()
+        terminated[completed] = True
+        self.masks[terminated | over_budget] = 0
+        return StepOutcome(rewards, terminated, over_budget, illegal, over_budget, completed, values)

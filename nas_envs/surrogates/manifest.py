@@ -1,0 +1,63 @@
+"""sha256 manifests: every model file is listed with its checksum and checked before it is used."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+MANIFEST = "manifest.json"
+
+
+class AssetError(RuntimeError):
+    """A bundled asset is missing or does not match its manifest."""
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_manifest(folder: Path, files: list[Path], **fields: object) -> Path:
+    """Write ``folder/manifest.json`` with the sha256 of ``files`` (paths stored relative to ``folder``)."""
+    entries = {str(Path(f).relative_to(folder)): sha256_file(Path(f)) for f in sorted(files)}
+    path = folder / MANIFEST
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({**fields, "files": entries}, indent=2, sort_keys=True) + "\n")
+    tmp.replace(path)  # atomic: a crash leaves the old manifest or the new one, never half of one
+    return path
+
+
+def read_verified_manifest(folder: Path, restore_hint: str) -> dict:
+    """The manifest of ``folder`` after checking every listed file; raise :class:`AssetError` otherwise."""
+    path = folder / MANIFEST
+    if not path.is_file():
+        raise AssetError(f"missing {path}. {restore_hint}")
+    try:
+        manifest = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise AssetError(f"corrupted {path} ({error.msg}). {restore_hint}") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise AssetError(f"corrupted {path}: it lists no files with their sha256. {restore_hint}")
+    for name, expected in manifest["files"].items():
+        file = folder / name
+        if not file.is_file():
+            raise AssetError(f"missing model file {file} (listed in {path}). {restore_hint}")
+        actual = sha256_file(file)
+        if actual != expected:
+            raise AssetError(
+                f"corrupted model file {file}: sha256 {actual[:12]}... does not match the manifest's "
+                f"{expected[:12]}.... {restore_hint}"
+            )
+    return manifest
+
+
+def require_listed(manifest: dict, folder: Path, names: "list[str]", restore_hint: str) -> None:
+    """Refuse to load a file of ``folder`` that its manifest does not list (and so did not check)."""
+    unlisted = sorted(set(names) - set(manifest["files"]))
+    if unlisted:
+        raise AssetError(f"{folder}: {', '.join(unlisted)} not listed in {folder / MANIFEST}, so the sha256 "
+                         f"cannot be checked. {restore_hint}")

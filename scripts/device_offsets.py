@@ -1,0 +1,51 @@
+"""Does putting GPU trainings on the CPU's scale help the surrogate? Fits the XGB accuracy ensemble twice on the
+same fitting split, with and without the device offsets (``nas-envs data-card darts``: ``device_offsets``), and
+prints each fit's metrics on the CPU-trained noise subset (seed means) and on the held-out split.
+
+    python benchmarks/device_offsets.py [--space darts] [--kind xgb]
+
+The held-out split mixes devices, so its targets differ between the two fits by the offset on GPU records; the
+noise subset is the same for both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+from nas_envs.assets import DEFAULT_BUNDLES, data_path, resolve_bundle
+from nas_envs.benchmarks.fit import fit_and_score, held_out_split, load_dataset
+from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
+from nas_envs.spaces import get_space
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--space", default="darts", choices=["darts", "fbnet"])
+    parser.add_argument("--kind", default="xgb", choices=["xgb", "gin"])
+    args = parser.parse_args()
+    protocol = DEFAULT_PROTOCOL[args.space]
+    space = get_space(args.space)
+    cost_table = json.loads((resolve_bundle(DEFAULT_BUNDLES[args.space])[0] / "costs.json").read_text())
+    read = []
+    for correct in (False, True):
+        data = load_dataset(data_path(protocol), protocol, correct_devices=correct)
+        read.append(data.data_sha256)
+        if len(set(read)) > 1:  # a collector appended between the two reads: the fits would see different data
+            raise SystemExit("the data file grew between the two reads; run again (or pause the collectors)")
+        fit_rows, held_rows = held_out_split(data.sources, data.keys)
+        with tempfile.TemporaryDirectory() as folder:
+            report = fit_and_score(args.kind, space, data, cost_table, fit_rows, held_rows, Path(folder), seed=0)
+        noise, held = report.noise_subset["val_accuracy"], report.held_out["val_accuracy"]
+        print(f"{'with' if correct else 'without'} device offsets {json.dumps(data.device_offsets)}\n"
+              f"  noise subset ({noise['surrogate_n']} architectures): MAE {100 * noise['surrogate_mae']:.3f} %, "
+              f"bias {100 * noise['surrogate_bias']:+.3f} %, R2 {noise['surrogate_r2']:.3f}, "
+              f"sparse Kendall tau {noise['surrogate_sparse_kendall_tau']:.3f}\n"
+              f"  held out ({report.held_out_records} records): MAE {100 * held['mae']:.3f} %, R2 {held['r2']:.3f}, "
+              f"sparse Kendall tau {held['sparse_kendall_tau']:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""Which encoding and tree settings should the XGBoost accuracy surrogate use? Prints 5-fold cross-validated R2,
+sparse Kendall tau and Spearman of validation accuracy; with ``--noise-subset``, those of models fitted on all
+training records against the noise subset's seed means.
+
+    python benchmarks/xgb_features.py [--space darts] [--repeats 2] [--noise-subset] [--records N]
+                                      [--noise-architectures N]
+
+Compares, on the training-subset records of the default protocol (the noise subset stays out, as in a fit): the
+one-hot bits with per-cell op counts and depths that the DARTS surrogate read before 2026-11-30, the space's tabular
+features (``space.features``), and the bundled input, those features plus the log of the exact params and FLOPs; the
+bundled input with the deeper, thinner trees used before (depth 4, 2 examples per leaf); a bootstrap ridge ensemble
+on the bundled input, which says how much of what the trees learn is additive in the features; boosted trees fitted
+to that ridge's residuals (a linear base plus trees for what is not additive); and XGBoost's random-forest mode (50
+bagged trees of depth 8 per member instead of boosting); and the bundled setting with an absolute-error loss, with
+shallower trees and a smaller learning rate, and without its L2 penalty. Each fold fits 10-member ensembles with
+rounds (ridge: penalty) chosen by cross-validation on its own training part, as a fit does. The same folds serve
+every setting; ``--repeats`` draws new folds (with ``--noise-subset``: new member seeds) and averages (mean +-
+standard error over repeats). ``--records`` fixes the first N records and ``--noise-architectures`` the first N
+noise-subset architectures, so that readings taken while a collector appends see the same records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+
+import numpy as np
+import xgboost as xgb
+
+from nas_envs.assets import DEFAULT_BUNDLES, data_path, resolve_bundle
+from nas_envs.benchmarks.fit import load_dataset
+from nas_envs.benchmarks.model_kinds import MODEL_KINDS
+from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
+from nas_envs.spaces import get_space
+from nas_envs.surrogates.linear import RidgeEnsemble, cross_validated_alpha
+from nas_envs.surrogates.metrics import all_metrics
+from nas_envs.surrogates.xgb import cross_validated_rounds, train_members
+
+
+def one_hot_with_counts(space, genes: np.ndarray) -> np.ndarray:
+    """The DARTS encoding before 2026-11-30: the (2 cells x 14 edges x 7 ops) one-hot bits, each cell's count of
+    each op, and the cell depths."""
+    bits = space.one_hot(genes)
+    counts = bits.reshape(len(genes), 2, -1, 7).sum(axis=2).reshape(len(genes), -1)
+    return np.concatenate([bits, counts, space.cell_depths(genes)], axis=1)
+
+
+PREVIOUS_TREES = {"max_depth": 4, "min_child_weight": 2.0}
+
+
+def forest(params: dict | None = None, rounds: int | None = None
+           ) -> Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]:
+    """Fit-and-predict with an XGBoost ensemble of ``rounds`` rounds, by default chosen by cross-validation as a
+    fit does."""
+    def fit_predict(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
+        chosen = rounds or cross_validated_rounds(x_fit, y_fit, seed=seed, params=params)
+        members = train_members(x_fit, y_fit, seed=seed, params=params, rounds=chosen)
+        data = xgb.DMatrix(np.asarray(x_held, dtype=np.float32))
+        return np.mean([booster.predict(data) for booster in members], axis=0)
+
+    return fit_predict
+
+
+def fitted_ridge(x_fit: np.ndarray, y_fit: np.ndarray, seed: int) -> Callable[[np.ndarray], np.ndarray]:
+    """The mean prediction of a bootstrap ridge ensemble whose penalty is chosen by cross-validation."""
+    alpha = cross_validated_alpha(x_fit, y_fit[:, None], seed=seed)
+    ensemble = RidgeEnsemble.fit(x_fit, y_fit[:, None], alpha, seed=seed)
+    return lambda x: ensemble.predict(x).mean(axis=1)[:, 0]
+
+
+def ridge(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
+    """Fit-and-predict with a bootstrap ridge ensemble."""
+    return fitted_ridge(x_fit, y_fit, seed)(x_held)
+
+
+def trees_on_ridge_residuals(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
+    """The ridge ensemble's prediction plus boosted trees fitted to what it leaves unexplained on ``x_fit``."""
+    linear = fitted_ridge(x_fit, y_fit, seed)
+    return linear(x_held) + forest()(x_fit, y_fit - linear(x_fit), x_held, seed)
+
+
+# XGBoost's random-forest mode: each member one round of 50 bagged trees, no boosting
+RANDOM_FOREST = {"num_parallel_tree": 50, "max_depth": 8, "min_child_weight": 4.0, "subsample": 0.63,
+                 "colsample_bytree": 1.0, "colsample_bynode": 0.33, "lambda": 0.0, "eta": 1.0}
+
+
+def cross_validated_predictions(x: np.ndarray, y: np.ndarray, fold: np.ndarray, seed: int,
+                                fit_predict: Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]
+                                ) -> np.ndarray:
+    predicted = np.empty_like(y)
+    for k in range(fold.max() + 1):
+        fit, held = fold != k, fold == k
+        predicted[held] = fit_predict(x[fit], y[fit], x[held], seed)
+    return predicted
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--space", default="darts", choices=["darts", "fbnet"])
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--records", type=int, default=None)
+    parser.add_argument("--noise-architectures", type=int, default=None,
+                        help="judge on the first N noise-subset architectures (the subset grows too)")
+    parser.add_argument("--noise-subset", action="store_true",
+                        help="fit on all training records, score against the noise subset's seed means")
+    args = parser.parse_args()
+    protocol = DEFAULT_PROTOCOL[args.space]
+    space = get_space(args.space)
+    data = load_dataset(data_path(protocol), protocol)
+    n = args.records or len(data.genes)
+    judged = slice(args.noise_architectures)  # the first noise-subset architectures (all by default)
+    genes = np.concatenate([data.genes[:n], data.noise_genes[judged]])  # noise-subset rows follow the n fitted ones
+    cost_table = json.loads((resolve_bundle(DEFAULT_BUNDLES[args.space])[0] / "costs.json").read_text())
+    bundled = MODEL_KINDS["xgb"].inputs(space, genes, cost_table)
+    settings = {  # name: (inputs, model)
+        "space.features": (space.features(genes), forest()),
+        "space.features + log params/FLOPs, depth 4, 2 per leaf (before)": (bundled, forest(PREVIOUS_TREES)),
+        "space.features + log params/FLOPs (bundled)": (bundled, forest()),
+        "ridge on the bundled input": (bundled.astype(np.float64), ridge),
+        "trees on the ridge's residuals": (bundled.astype(np.float64), trees_on_ridge_residuals),
+        "random-forest mode": (bundled, forest(RANDOM_FOREST, rounds=1)),
+        "bundled, absolute error": (bundled, forest({"objective": "reg:absoluteerror", "eval_metric": "rmse"})),
+        "bundled, depth 2, learning rate 0.05": (bundled, forest({"max_depth": 2, "eta": 0.05})),
+        "bundled, no L2 penalty": (bundled, forest({"lambda": 0.0})),
+    }
+    if args.space == "darts":
+        settings = {"one-hot bits + op counts + depth, depth 4, 2 per leaf (before)":
+                    (one_hot_with_counts(space, genes), forest(PREVIOUS_TREES)), **settings}
+    y = data.targets["val_accuracy"][:n]
+    seed_means = np.array([values.mean() for values in data.noise_targets["val_accuracy"][judged]])
+    judged_on = (f"the seed means of {len(seed_means)} noise-subset architectures" if args.noise_subset
+                 else "5-fold cross-validation")
+    print(f"{protocol}: {n} training records ({data.data_lines} lines), validation accuracy, {judged_on} x "
+          f"{args.repeats}")
+    folds = [np.random.default_rng(repeat).permutation(n) % 5 for repeat in range(args.repeats)]
+    for name, (x, fit_predict) in settings.items():
+        if args.noise_subset:
+            scores = [all_metrics(seed_means, fit_predict(x[:n], y, x[n:], seed)) for seed in range(args.repeats)]
+        else:
+            scores = [all_metrics(y, cross_validated_predictions(x[:n], y, fold, seed, fit_predict))
+                      for seed, fold in enumerate(folds)]
+        values = {label: np.array([s[key] for s in scores]) for key, label in
+                  (("r2", "R2"), ("sparse_kendall_tau", "sparse Kendall tau"), ("spearman", "Spearman"))}
+        summary = ", ".join(f"{label} {v.mean():.3f} +- {v.std() / np.sqrt(len(v)):.3f}" for label, v in values.items())
+        print(f"{name} ({x.shape[1]} columns): {summary}")
+
+if __name__ == "__main__":
+    main()

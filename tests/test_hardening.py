@@ -1,0 +1,127 @@
+"""Bad input at the public boundary gets a documented error, never an internal one or a silently wrong result."""
+
+import json
+import shutil
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import nas_envs
+from nas_envs.assets import packaged_bundle
+from nas_envs.envs.sequential import InvalidActionError
+from nas_envs.spaces.base import InvalidArchitectureError
+from nas_envs.surrogates.manifest import AssetError
+
+ENV_ID = "SurrNAS-DARTS-v0"
+
+
+@pytest.mark.parametrize("action", [0.9, 2.7, "0", None, np.nan, np.inf, True, np.array([0.0]), np.array([0, 1])])
+def test_actions_must_be_integers(action):
+    env = gym.make(ENV_ID)
+    env.reset(seed=0)
+    with pytest.raises(InvalidActionError, match="an action must be an integer"):
+        env.unwrapped.step(action)
+
+
+@pytest.mark.parametrize("action", [0, np.int64(0), np.int8(0), np.array(0), np.array([0])])
+def test_integer_actions_of_every_common_shape_are_accepted(action):
+    env = gym.make(ENV_ID)
+    _, info = env.reset(seed=0)
+    _, _, terminated, _, info = env.step(action)
+    assert not terminated and info["decision"] == 1
+
+
+def test_vector_env_checks_its_actions_and_its_start():
+    envs = gym.make_vec(ENV_ID, num_envs=4, vectorization_mode="vector_entry_point")
+    with pytest.raises(RuntimeError, match="reset"):
+        envs.step(np.zeros(4, dtype=np.int64))
+    envs.reset(seed=0)
+    for bad in (np.zeros((2, 2), dtype=np.int64), np.zeros(3, dtype=np.int64), np.zeros(4)):
+        with pytest.raises(TypeError, match=r"integers of shape \(4,\)"):
+            envs.step(bad)
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"noise": "False"}, TypeError, "noise must be True or False"),
+    ({"noise": "no"}, TypeError, "noise must be True or False"),
+    ({"noise": 0}, TypeError, "noise must be True or False"),
+    ({"budget_seconds": True}, TypeError, "budget_seconds must be None or a number"),
+    ({"budget_seconds": "3600"}, TypeError, "budget_seconds must be None or a number"),
+    ({"budget_seconds": float("nan")}, ValueError, "positive number"),
+    ({"strict_budget": "yes"}, TypeError, "strict_budget must be True or False"),
+])
+def test_options_have_their_documented_types(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        gym.make(ENV_ID, **kwargs)
+
+
+@pytest.mark.parametrize("name", ["darts", "fbnet", "cityseg-mop3"])
+def test_batches_may_be_empty(name):
+    bench = nas_envs.make_benchmark(name)
+    for empty in ([], np.empty((0, bench.space.num_decisions), dtype=np.int64)):
+        out = bench.evaluate(empty)
+        assert set(out) == set(bench.objectives) and all(v.shape == (0,) for v in out.values())
+
+
+def test_evaluate_checks_noise_and_reads_arrays_of_strings_and_objects():
+    bench = nas_envs.make_benchmark("darts")
+    genes = bench.space.sample(2, seed=0)
+    with pytest.raises(TypeError, match="noise must be True or False"):
+        bench.evaluate(genes, noise="False")
+    strings = np.array([bench.space.to_string(g) for g in genes])
+    expected = bench.evaluate(genes, noise=False)["val_accuracy"]
+    np.testing.assert_array_equal(bench.evaluate(strings, noise=False)["val_accuracy"], expected)
+    np.testing.assert_array_equal(bench.evaluate(genes.astype(object), noise=False)["val_accuracy"], expected)
+    for bad in (np.zeros(32, dtype=bool), np.full(32, 2**62), np.array([None] * 32, dtype=object)):
+        with pytest.raises(InvalidArchitectureError):
+            bench.evaluate(bad)
+
+
+def broken_copy(tmp_path, edit) -> str:
+    folder = tmp_path / "darts"
+    shutil.copytree(packaged_bundle("darts-v0"), folder)
+    edit(folder)
+    return str(folder)
+
+
+def test_a_manifest_without_files_is_named(tmp_path):
+    def drop_files(folder):
+        manifest = json.loads((folder / "manifest.json").read_text())
+        del manifest["files"]
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+
+    with pytest.raises(AssetError, match="lists no files"):
+        gym.make(ENV_ID, bundle=broken_copy(tmp_path, drop_files))  # found at make, not at the 32nd step
+
+
+def test_a_model_file_missing_from_the_manifest_is_not_loaded_unchecked(tmp_path):
+    def unlist(folder):
+        manifest = json.loads((folder / "manifest.json").read_text())
+        del manifest["files"]["xgb/val_accuracy/member_0.json"]
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+
+    bench = nas_envs.make_benchmark("darts", bundle=broken_copy(tmp_path, unlist))
+    with pytest.raises(AssetError, match="member_0.json not listed"):
+        bench.evaluate(bench.space.sample(1, seed=0))
+
+
+def test_content_that_matches_its_checksum_but_cannot_be_read_is_named(tmp_path):
+    from nas_envs.surrogates.manifest import sha256_file
+
+    def break_content(folder):
+        member = folder / "xgb" / "val_accuracy" / "member_0.json"
+        member.write_text('{"not": "an xgboost model"}')
+        manifest = json.loads((folder / "manifest.json").read_text())
+        manifest["files"]["xgb/val_accuracy/member_0.json"] = sha256_file(member)
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+
+    bench = nas_envs.make_benchmark("darts", bundle=broken_copy(tmp_path, break_content))
+    with pytest.raises(AssetError, match="'xgb' model files .*could not be read"):
+        bench.evaluate(bench.space.sample(1, seed=0))
+
+
+def test_an_empty_assets_variable_is_refused(monkeypatch):
+    monkeypatch.setenv("NAS_ENVS_ASSETS", "")
+    with pytest.raises(AssetError, match="NAS_ENVS_ASSETS is set but empty"):
+        nas_envs.make_benchmark("darts")
