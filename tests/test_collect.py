@@ -185,7 +185,7 @@ def test_trajectory_jobs_train_the_optimisers_architectures_after_its_initial_po
     assert trajectory_architectures(str(trajectory)) == [archs[100], archs[101], archs[102], archs[103]]
     jobs = plan("darts", "random", "train", 2, 1, trajectory=str(trajectory))
     assert [j.source for j in jobs] == ["re", "re"]
-    assert jobs[0].key == "re:seed_0/train/0/r0"
+    assert jobs[0].key.startswith("re:seed_0@") and jobs[0].key.endswith("/train/0/r0")
     assert space.to_string(job_architecture(space, jobs[1])) == archs[101]
     with pytest.raises(ValueError, match="holds 4 architectures"):
         plan("darts", "random", "train", 5, 1, trajectory=str(trajectory))
@@ -255,3 +255,45 @@ def test_gpu_training_starts_from_the_cpu_weights_and_batches():
     on_gpu = train(PROTOCOLS[SMOKE], genes, seed=3, device="cuda")
     assert on_gpu["params"] == on_cpu["params"] and "train_cpu_seconds" not in on_gpu
     assert on_gpu["train_loss_curve"][0] == pytest.approx(on_cpu["train_loss_curve"][0], rel=1e-3)
+
+
+@pytest.mark.slow
+def test_two_collectors_on_one_range_split_the_work_and_write_each_job_once(tmp_path):
+    out = tmp_path / "smoke.jsonl"
+    logs = [tmp_path / "a.log", tmp_path / "b.log"]
+    processes = [subprocess.Popen(collect_command(out, 8), stderr=open(log, "w")) for log in logs]
+    for process in processes:
+        assert process.wait(timeout=300) == 0
+    keys = [r["job"] for r in read_records(out)]
+    assert sorted(keys) == sorted(f"random/train/{i}/r0" for i in range(8))  # complete, each job once
+    trained = [{line.split()[2] for line in log.read_text().splitlines() if line.startswith("collect: [")}
+               for log in logs]
+    assert not trained[0] & trained[1] and trained[0] | trained[1] == set(keys)  # nobody trained a job twice
+    assert all("dropped" not in log.read_text() for log in logs)
+
+
+def test_a_complete_last_record_without_its_newline_is_kept(tmp_path):
+    from nas_envs.groundtruth.collect import merge
+
+    out = tmp_path / "data.jsonl"
+    out.write_text(json.dumps({"job": "a", "protocol": SMOKE}) + "\n" + json.dumps({"job": "b", "protocol": SMOKE}))
+    assert [r["job"] for r in read_records(out)] == ["a", "b"]
+    target = tmp_path / "merged.jsonl"
+    assert merge(out, lambda protocol: target) == {SMOKE: 2}  # merge reads it too
+    assert repair_tail(out) == 0 and out.read_text().endswith("}\n") and len(read_records(out)) == 2
+    out.write_text(out.read_text() + '{"job": "c", "proto')  # a partial line: left out, with a warning
+    with pytest.warns(UserWarning, match="partial last line"):
+        assert len(read_records(out)) == 2
+
+
+def test_trajectory_jobs_are_keyed_by_the_file_content_not_its_folder(tmp_path):
+    space = get_space("darts")
+    archs = [space.to_string(space.sample(seed=s)) for s in range(104)]
+    paths = []
+    for folder, order in (("runsA", archs), ("runsB", archs[:100] + archs[100:][::-1])):
+        path = tmp_path / folder / "re" / "seed_0.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_text("".join(json.dumps({"architecture": a}) + "\n" for a in order))
+        paths.append(str(path))
+    keys = [{job.key for job in plan("darts", "random", "train", 4, 1, trajectory=p)} for p in paths]
+    assert not keys[0] & keys[1]  # same folder and file names, other architectures: other jobs

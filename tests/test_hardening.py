@@ -125,3 +125,33 @@ def test_an_empty_assets_variable_is_refused(monkeypatch):
     monkeypatch.setenv("NAS_ENVS_ASSETS", "")
     with pytest.raises(AssetError, match="NAS_ENVS_ASSETS is set but empty"):
         nas_envs.make_benchmark("darts")
+
+
+@pytest.mark.slow
+def test_workers_die_with_their_parent_and_write_nothing_after(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    out = tmp_path / "runs"
+    parent = subprocess.Popen([sys.executable, "-m", "nas_envs.cli", "run", "--env", ENV_ID, "--agent", "re",
+                               "--budget", "3000d", "--seeds", "6", "--workers", "2", "--out", str(out)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    workers: list = []
+    while len(workers) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+        workers = [p for p in psutil.Process(parent.pid).children(recursive=True)
+                   if "spawn_main" in " ".join(p.cmdline()) and "resource_tracker" not in " ".join(p.cmdline())]
+    assert len(workers) == 2, "the workers did not start"
+    os.kill(parent.pid, signal.SIGKILL)  # the parent only, not its process group
+    parent.wait()
+    gone, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive, f"workers outlived their parent: {[p.pid for p in alive]}"
+    written = sorted(out.glob("re/seed_*.jsonl"))
+    time.sleep(2)
+    assert sorted(out.glob("re/seed_*.jsonl")) == written and not list(out.glob("re/*.tmp"))[1:]

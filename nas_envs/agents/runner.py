@@ -11,9 +11,8 @@ import json
 import re
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import asdict, dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 
 import gymnasium as gym
@@ -22,7 +21,7 @@ import numpy as np
 import nas_envs  # noqa: F401 - registers the environment ids
 from nas_envs.agents.trajectory import Evaluator, SearchBudgetSpent, TrajectoryRecorder
 from nas_envs.extras import available, require
-from nas_envs.parallel import ray_imap_unordered
+from nas_envs.parallel import ray_imap_unordered, worker_pool
 
 AGENT_NAMES = ("rs", "re", "ls", "de", "bananas", "tpe", "reinforce", "ppo")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -131,7 +130,7 @@ def run(
         for seed in seeds:
             report(*_seed_task(settings, seed, out))
     else:
-        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        with worker_pool(workers) as pool:
             futures = [pool.submit(_seed_task, settings, seed, out) for seed in seeds]
             for future in as_completed(futures):
                 report(*future.result())

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from multiprocessing import get_context
+from concurrent.futures import as_completed
 from pathlib import Path
 
 from nas_envs.agents.runner import AGENT_NAMES
 from nas_envs.benchmarks.surrogate_benchmark import SURROGATES
+from nas_envs.parallel import worker_pool
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -95,7 +95,7 @@ def _moea(args: argparse.Namespace) -> int:
     # thrash (measured: the rank-net's 100-row prediction took 10-140 ms instead of 2): one thread per process.
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(variable, "1")
-    with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn")) as pool, open(out, "a") as handle:
+    with worker_pool(args.workers) as pool, open(out, "a") as handle:
         futures = [pool.submit(run_moea, problem, algorithm, seed, args.evaluations, None, args.bundle)
                    for problem, algorithm, seed in todo]
         for future in as_completed(futures):  # resumable: one line per finished run

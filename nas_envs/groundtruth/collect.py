@@ -3,27 +3,36 @@
 A *job* is (source, subset, index, seed): the architecture is a pure function of (space, source, subset, index),
 so a job means the same training in every process and every session. The parent process is the only writer: it
 appends one complete line per finished training with a single ``write`` followed by ``fsync``. On start it drops a
-trailing partial line (only possible if the writer itself was killed mid-write) and skips every job already in the
-file, so ``kill -9`` at any moment loses at most the trainings in flight and never duplicates one.
+trailing partial line (only possible if the writer itself was killed mid-write; a complete record that lacks only
+its newline is kept) and skips every job already in the file, so ``kill -9`` at any moment loses at most the
+trainings in flight and never duplicates one.
+
+Several collectors may share one file: under an exclusive lock (``<file>.lock``) each claims a job in
+``<file>.claims`` before it trains it, and appends a record only if the job is not in the file yet. A job claimed by
+a live collector is left to it; claims of collectors that died are ignored, so their jobs are run again.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+import socket
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
-from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
 
+from nas_envs.parallel import worker_pool
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
 
@@ -49,8 +58,38 @@ class Job:
 
     @property
     def key(self) -> str:
-        stream = f"{self.source}:{Path(self.trajectory).stem}" if self.trajectory else self.source
+        """Unique per training: a trajectory's file is named by its content, so two files of the same name in
+        different folders are two streams."""
+        stream = self.source
+        if self.trajectory:
+            stream = f"{self.source}:{Path(self.trajectory).stem}@{_file_digest(self.trajectory)[:12]}"
         return f"{stream}/{self.subset}/{self.index}/r{self.replicate}"
+
+    @property
+    def legacy_key(self) -> str | None:
+        """The key records of a committed trajectory file were written under before keys named the content
+        (``<source>:<stem>/...``): accepted for a file with exactly the committed file's content."""
+        if not self.trajectory:
+            return None
+        from nas_envs.assets import assets_dir
+
+        committed = assets_dir() / "data" / "trajectories" / self.source / Path(self.trajectory).name
+        if not committed.is_file() or _file_digest(str(committed)) != _file_digest(self.trajectory):
+            return None
+        return f"{self.source}:{Path(self.trajectory).stem}/{self.subset}/{self.index}/r{self.replicate}"
+
+    def done_in(self, done: set[str]) -> bool:
+        return self.key in done or self.legacy_key in done
+
+
+@lru_cache(maxsize=64)
+def _digest_of(path: str, _size: int, _mtime: float) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _file_digest(path: str) -> str:
+    stat = os.stat(path)
+    return _digest_of(str(Path(path).resolve()), stat.st_size, stat.st_mtime)
 
 
 def job_architecture(space: SearchSpace, job: Job) -> np.ndarray:
@@ -107,12 +146,28 @@ def read_records(path: Path) -> list[dict]:
     return snapshot(path)[0]
 
 
+def _complete_tail(data: bytes) -> bool:
+    """Whether the bytes after the last newline are one complete JSON record (written without its newline)."""
+    tail = data[data.rfind(b"\n") + 1 :]
+    try:
+        return bool(tail.strip()) and isinstance(json.loads(tail), dict)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+
+
 def snapshot(path: Path) -> tuple[list[dict], str, int]:
-    """(records, sha256, lines) of the complete lines of a collection file, read once: the digest describes exactly
-    the records returned, even while a collector appends."""
+    """(records, sha256, lines) of the complete records of a collection file, read once: the digest describes
+    exactly the records returned, even while a collector appends. A last record that lacks only its newline is
+    complete; a partial last line is left out with a warning."""
     if not path.exists():
         return [], hashlib.sha256(b"").hexdigest(), 0
     data = path.read_bytes()
+    if _complete_tail(data):
+        data += b"\n"
+    elif data and not data.endswith(b"\n"):
+        partial = len(data) - data.rfind(b"\n") - 1
+        warnings.warn(f"{path}: a partial last line ({partial} bytes) is not read; the collector removes it when it "
+                      "next starts", stacklevel=2)
     data = data[: data.rfind(b"\n") + 1]
     records = []
     for number, line in enumerate(data.splitlines(), 1):
@@ -124,17 +179,63 @@ def snapshot(path: Path) -> tuple[list[dict], str, int]:
 
 
 def repair_tail(path: Path) -> int:
-    """Truncate a trailing partial line; return the number of bytes removed."""
+    """Truncate a trailing partial line, or end a complete last record with its missing newline; return the number
+    of bytes removed."""
     if not path.exists():
         return 0
     with open(path, "rb+") as handle:
         data = handle.read()
         keep = data.rfind(b"\n") + 1
-        if keep < len(data):
+        if _complete_tail(data):
+            handle.write(b"\n")
+            keep = len(data)
+        elif keep < len(data):
             handle.truncate(keep)
-            handle.flush()
-            os.fsync(handle.fileno())
+        handle.flush()
+        os.fsync(handle.fileno())
         return len(data) - keep
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive lock shared by every collector of ``path`` (``<path>.lock``; released if the holder dies)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _alive(host: str, pid: int) -> bool:
+    if host != socket.gethostname():
+        return True  # another machine's collector on a shared file system: trust its claim
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def claim(path: Path, job_key: str, done: set[str]) -> bool:
+    """Under the lock: claim ``job_key`` for this process unless it is done or claimed by a live collector."""
+    claims_path = path.with_name(path.name + ".claims")
+    if job_key in done:
+        return False
+    if claims_path.exists():
+        for line in claims_path.read_text().splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a claim cut short by a crash claims nothing
+            if entry.get("job") == job_key and entry.get("pid") != os.getpid() and _alive(entry["host"], entry["pid"]):
+                return False
+    with open(claims_path, "a") as handle:
+        handle.write(json.dumps({"job": job_key, "host": socket.gethostname(), "pid": os.getpid()}) + "\n")
+    return True
 
 
 def done_jobs(path: Path, protocol: str) -> set[str]:
@@ -221,7 +322,7 @@ def _run_local(protocol_name: str, jobs: Iterable[Job], workers: int, device: st
     """Yield records as trainings finish, keeping at most ``workers`` in flight (on a GPU: ``workers`` processes
     share it, because one small network's training is bound by kernel launches, not by the GPU)."""
     pending = iter(jobs)
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init_worker) as pool:
+    with worker_pool(workers, initializer=_init_worker) as pool:
         in_flight: set[Future] = set()
         for job in pending:
             in_flight.add(pool.submit(run_job, protocol_name, job, device))
@@ -262,18 +363,22 @@ def collect(
 
     if PROTOCOLS[protocol_name].space == "cityseg" and device != "cpu":
         raise ValueError(f"CitySeg scorings run on the CPU only; got device={device!r}")
-    repaired = repair_tail(path)
+    with locked(path):
+        repaired = repair_tail(path)
     if repaired:
         print(f"collect: removed a partial last line ({repaired} bytes) from {path}", file=log)
     done = done_jobs(path, protocol_name)
-    todo = [job for job in jobs if job.key not in done]
+    todo = [job for job in jobs if not job.done_in(done)]
     print(f"collect: {len(done)} done in {path}, {len(todo)} to run with {workers} {backend} worker(s)", file=log)
     if not todo:
         return 0
 
     def still_to_run() -> Iterator[Job]:
         for job in todo:
-            if job.key not in done_jobs(path, protocol_name):
+            with locked(path):
+                done_now = done_jobs(path, protocol_name)
+                mine = not job.done_in(done_now) and claim(path, job.key, done_now)
+            if mine:
                 yield job
 
     runner = {"local": _run_local, "ray": _run_ray}[backend]
@@ -282,10 +387,11 @@ def collect(
     started = time.time()
     try:
         for record in runner(protocol_name, still_to_run(), workers, device):
-            if record["job"] in done_jobs(path, protocol_name):
-                print(f"collect: {record['job']} was written meanwhile by another collector; dropped", file=log)
-                continue
-            writer.append(record)
+            with locked(path):
+                if record["job"] in done_jobs(path, protocol_name):
+                    print(f"collect: {record['job']} was written meanwhile by another collector; dropped", file=log)
+                    continue
+                writer.append(record)
             count += 1
             elapsed = time.time() - started
             score = record["val_accuracy"] if "val_accuracy" in record else record["val_miou"]  # CitySeg: mIoU
@@ -309,15 +415,16 @@ def merge(source: Path, destination: Callable[[str], Path]) -> dict[str, int]:
     added: dict[str, int] = {}
     for protocol in sorted({r["protocol"] for r in records}):
         path = destination(protocol)
-        repair_tail(path)
-        done = done_jobs(path, protocol)
-        writer = AppendOnlyWriter(path)
-        try:
-            for record in records:
-                if record["protocol"] == protocol and record["job"] not in done:
-                    writer.append(record)
-                    done.add(record["job"])
-                    added[protocol] = added.get(protocol, 0) + 1
-        finally:
-            writer.close()
+        with locked(path):
+            repair_tail(path)
+            done = done_jobs(path, protocol)
+            writer = AppendOnlyWriter(path)
+            try:
+                for record in records:
+                    if record["protocol"] == protocol and record["job"] not in done:
+                        writer.append(record)
+                        done.add(record["job"])
+                        added[protocol] = added.get(protocol, 0) + 1
+            finally:
+                writer.close()
     return added
