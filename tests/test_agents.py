@@ -80,9 +80,10 @@ def test_decode_unit_vector_always_gives_valid_architectures():
 
 
 def test_durations_parse():
-    assert parse_duration("24h") == 86400 and parse_duration("90m") == 5400 and parse_duration("120") == 120
-    with pytest.raises(ValueError, match="positive duration"):
-        parse_duration("-3h")
+    assert parse_duration("24h") == 86400 and parse_duration("90m") == 5400 and parse_duration("120s") == 120
+    for unitless_or_bad in ("120", "24", "-3h", "0h", "2x", ""):
+        with pytest.raises(ValueError, match="positive duration with its unit"):
+            parse_duration(unitless_or_bad)
 
 
 def test_runner_cli_and_plot(tmp_path, capsys):
@@ -147,7 +148,7 @@ def test_incumbents_list_each_runs_final_incumbent_for_training(tmp_path, capsys
     distinct = list(dict.fromkeys(r["architecture"] for r in rows))
     assert trajectory_architectures(str(listed)) == distinct
     jobs = plan("darts", "random", "train", len(distinct), 1, trajectory=str(listed))
-    assert jobs[0].key == "incumbents:darts_1h/train/0/r0"
+    assert jobs[0].key.startswith("incumbents:darts_1h@") and jobs[0].key.endswith("/train/0/r0")
     space = DartsSpace()
     assert [space.to_string(job_architecture(space, job)) for job in jobs] == distinct
 
@@ -206,3 +207,45 @@ def test_run_refuses_an_unknown_environment_before_writing_anything(tmp_path, ca
     out = tmp_path / "runs"
     assert main(["run", "--env", "SurrNAS-NB201-v0", "--agent", "rs", "--budget", "1h", "--out", str(out)]) == 2
     assert "unknown environment 'SurrNAS-NB201-v0'" in capsys.readouterr().err and not out.exists()
+
+
+def test_run_folders_keep_one_setting_and_reruns_add_nothing(tmp_path, capsys):
+    out = tmp_path / "runs"
+    base = ["run", "--env", ENV_ID, "--agent", "re", "--budget", "1h", "--out", str(out)]
+    assert main(base + ["--seeds", "2"]) == 0
+    first = sorted((out / "re").glob("seed_*.jsonl"))
+    contents = [p.read_text() for p in first]
+    assert main(base + ["--seeds", "2"]) == 0  # the same settings and seeds: skipped, nothing duplicated
+    assert "already there" in capsys.readouterr().err
+    assert [p.read_text() for p in sorted((out / "re").glob("seed_*.jsonl"))] == contents
+    assert main(base + ["--seeds", "3"]) == 0  # a new seed of the same settings joins
+    assert json.loads((out / "re" / "run.json").read_text())["seeds"] == [0, 1, 2]
+    other = ["run", "--env", ENV_ID, "--agent", "re", "--budget", "1h", "--max-evaluations", "50", "--seeds", "1",
+             "--surrogate", "gin", "--out", str(out)]
+    assert main(other) == 2
+    error = capsys.readouterr().err
+    assert "holds runs of other settings" in error and "max_evaluations" in error and "surrogate" in error
+    assert len(list((out / "re").glob("seed_*.jsonl"))) == 3
+
+
+def test_plots_group_by_settings_and_count_each_seed_once(tmp_path, capsys):
+    import shutil
+
+    xgb, both, copy = tmp_path / "xgb", tmp_path / "both", tmp_path / "copy"
+    assert main(["run", "--env", ENV_ID, "--agent", "rs", "--budget", "1h", "--seeds", "2", "--out", str(xgb)]) == 0
+    assert main(["run", "--env", ENV_ID, "--agent", "rs", "--budget", "1h", "--seeds", "2", "--surrogate",
+                 "xgb+gin", "--out", str(both)]) == 0
+    shutil.copytree(xgb, copy)
+    table = plot_runs([xgb, copy, both], tmp_path / "plot.png")
+    assert set(table) == {"rs (surrogate=xgb)", "rs (surrogate=xgb+gin)"}
+    assert table["rs (surrogate=xgb)"]["seeds"] == 2  # the copy's seeds are the same runs
+    assert "counted once" in capsys.readouterr().err
+
+
+def test_curve_takes_the_agent_the_folder_holds(tmp_path, capsys):
+    out = tmp_path / "runs"
+    assert main(["run", "--env", ENV_ID, "--agent", "rs", "--budget", "6h", "--seeds", "1", "--out", str(out)]) == 0
+    assert main(["curve", str(out), "--window", "10"]) == 0  # no PPO run, and none asked for
+    assert "mean score" in capsys.readouterr().out
+    assert main(["curve", str(out), "--agent", "ppo"]) == 2
+    assert "holds no runs of 'ppo'" in capsys.readouterr().err

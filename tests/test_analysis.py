@@ -132,7 +132,7 @@ def test_device_offsets_put_a_device_on_the_cpu_scale_only_with_enough_random_re
 
 
 def test_data_card_command_on_the_committed_data(tmp_path, capsys):
-    assert main(["data-card", "darts", "--figures", str(tmp_path)]) == 0
+    assert main(["data-card", "darts", "--out", str(tmp_path), "--json"]) == 0
     printed = capsys.readouterr().out
     report = json.loads(printed[: printed.index("wrote")])
     assert report["records"] >= 100
@@ -141,3 +141,12 @@ def test_data_card_command_on_the_committed_data(tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.glob("*.png")) == [
         "val_error_vs_depth_normal.png", "val_error_vs_param_free_normal.png", "val_error_vs_skip_normal.png"
     ]
+
+
+def test_data_card_prints_a_readable_report_and_writes_figures_only_where_asked(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["data-card", "darts"]) == 0
+    printed = capsys.readouterr().out
+    assert "noise:" in printed and "ratio:" in printed and "000000" not in printed  # no float noise
+    figures = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.png"))
+    assert figures and all(f.startswith("data-card-darts-fmnist14-c8l8-e4-v1/") for f in figures)

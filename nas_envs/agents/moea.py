@@ -105,7 +105,8 @@ def run_moea(problem: int, algorithm: str, seed: int, evaluations: int = 10_000,
 
 
 def baseline_table(runs: list[dict]) -> str:
-    """Markdown: HV mean (std) per problem and algorithm, our ranking next to the paper's Table 7 ranking."""
+    """Markdown: HV mean (std) per problem and algorithm, our ranking next to the paper's Table 7 ranking of the same
+    algorithms (only those that ran are ranked, in both columns)."""
     problems = sorted({r["problem"] for r in runs})
     lines = ["| problem | " + " | ".join(MOEAS) + " | ranking here | ranking in the paper |",
              "|---" * (len(MOEAS) + 3) + "|"]
@@ -115,7 +116,8 @@ def baseline_table(runs: list[dict]) -> str:
             hv = [r["hv"] for r in runs if r["problem"] == problem and r["algorithm"] == algorithm]
             means.append(np.mean(hv) if hv else np.nan)
             cells.append(f"{np.mean(hv):.4f} ({np.std(hv):.4f}, n={len(hv)})" if hv else "-")
-        ours = " > ".join(MOEAS[i] for i in np.argsort(-np.nan_to_num(means, nan=-1)))
-        paper = " > ".join(MOEAS[i] for i in np.argsort(-np.array(PAPER_TABLE7[problem]), kind="stable"))
+        ran = [i for i, mean in enumerate(means) if not np.isnan(mean)]
+        ours = " > ".join(MOEAS[i] for i in sorted(ran, key=lambda i: -means[i]))
+        paper = " > ".join(MOEAS[i] for i in sorted(ran, key=lambda i: -PAPER_TABLE7[problem][i]))
         lines.append(f"| MOP{problem} | " + " | ".join(cells) + f" | {ours} | {paper} |")
     return "\n".join(lines)

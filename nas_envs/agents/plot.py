@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nas_envs.agents.runner import load_runs
+from nas_envs.agents.runner import load_run_groups
 
 
 def incumbent_on_grid(rows: list[dict], grid: np.ndarray, key: str) -> np.ndarray:
@@ -72,7 +72,8 @@ def format_table(table: dict[str, dict[str, float]]) -> str:
     order = sorted(table.items(), key=lambda item: -item[1][f"{names[0]}_mean"] if multi_objective
                    else item[1][f"{names[0]}_mean"])
     for agent, row in order:
-        cells = [f"{scale * row[f'{n}_mean']:>9.3f} +- {scale * row[f'{n}_se']:.3f}" for n in names]
+        cells = [f"{scale * row[f'{n}_mean']:>9.3f} +- " + (f"{scale * row[f'{n}_se']:.3f}" if row["seeds"] > 1
+                                                               else "n/a  ") for n in names]
         lines.append(f"{agent:<10} {row['seeds']:>5} {row['evaluations_mean']:>7.0f} " + " ".join(cells))
     return "\n".join(lines)
 
@@ -84,10 +85,7 @@ def plot_runs(folders: list[Path], output: Path, title: str | None = None) -> di
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    runs: dict[str, list[list[dict]]] = {}
-    for folder in folders:
-        for agent, seeds in load_runs(folder).items():
-            runs.setdefault(agent, []).extend(seeds)
+    runs = {group.label: group.trajectories for group in load_run_groups(folders)}
     # from the moment every run has an incumbent, so that means are over all seeds
     start = max(rows[0]["sim_time"] for seeds in runs.values() for rows in seeds if rows)
     end = max(rows[-1]["sim_time"] for seeds in runs.values() for rows in seeds if rows)

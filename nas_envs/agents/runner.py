@@ -8,8 +8,8 @@ local processes, or over Ray tasks for users with a cluster.
 from __future__ import annotations
 
 import json
+import logging
 import re
-import sys
 import time
 from concurrent.futures import as_completed
 from dataclasses import asdict, dataclass, field
@@ -17,6 +17,7 @@ from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+from tqdm.auto import tqdm
 
 import nas_envs  # noqa: F401 - registers the environment ids
 from nas_envs.agents.trajectory import Evaluator, SearchBudgetSpent, TrajectoryRecorder
@@ -24,15 +25,24 @@ from nas_envs.extras import available, require
 from nas_envs.parallel import ray_imap_unordered, worker_pool
 
 AGENT_NAMES = ("rs", "re", "ls", "de", "bananas", "tpe", "reinforce", "ppo")
+logger = logging.getLogger(__name__)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
+def progress_disabled() -> bool | None:
+    """tqdm's ``disable``: off when the library's log level hides information (``nas-envs --quiet``), else shown on
+    terminals only."""
+    return None if logging.getLogger("nas_envs").isEnabledFor(logging.INFO) else True
+
+
 def parse_duration(text: str) -> float:
-    """Simulated seconds from '86400', '1440m', '24h' or '1d'."""
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([smhd]?)\s*", str(text))
+    """Simulated seconds from a duration with its unit: '3600s', '90m', '24h' or '2d' (a bare number is refused:
+    '24' could mean hours as easily as seconds)."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([smhd])\s*", str(text))
     if not match or float(match.group(1)) <= 0:
-        raise ValueError(f"budget must be a positive duration such as 3600, 90m, 24h or 2d; got {text!r}")
-    return float(match.group(1)) * _UNITS[match.group(2) or "s"]
+        raise ValueError(f"budget must be a positive duration with its unit, such as 3600s, 90m, 24h or 2d; got "
+                         f"{text!r}")
+    return float(match.group(1)) * _UNITS[match.group(2)]
 
 
 @dataclass(frozen=True)
@@ -44,6 +54,23 @@ class RunSettings:
     noise: bool = True
     agent_kwargs: dict = field(default_factory=dict)
     env_kwargs: dict = field(default_factory=dict)  # e.g. {"surrogate": "gin"}
+
+    def identity(self) -> dict:
+        """What makes runs comparable: everything but the seed, with the defaults the environment fills in (its
+        pinned bundle, the default surrogate) written out, so that equal runs have equal identities."""
+        env_kwargs = dict(self.env_kwargs)
+        env_kwargs.setdefault("bundle", nas_envs.ENV_BUNDLES.get(self.env_id))
+        if self.env_id.startswith("SurrNAS-"):
+            env_kwargs.setdefault("surrogate", "xgb")
+        return {"env_id": self.env_id, "agent": self.agent, "budget_seconds": float(self.budget_seconds),
+                "max_evaluations": self.max_evaluations, "noise": self.noise,
+                "agent_kwargs": dict(sorted(self.agent_kwargs.items())), "env_kwargs": dict(sorted(env_kwargs.items()))}
+
+    @classmethod
+    def from_record(cls, record: dict) -> "RunSettings":
+        """The settings a ``run.json`` holds (its ``seeds`` and ``identity`` entries aside)."""
+        names = ("env_id", "agent", "budget_seconds", "max_evaluations", "noise", "agent_kwargs", "env_kwargs")
+        return cls(**{name: record[name] for name in names if name in record})
 
 
 #: the optional module each agent needs, and the extra that installs it
@@ -107,21 +134,44 @@ def _seed_task(settings: RunSettings, seed: int, out: Path) -> tuple[int, int, f
     return seed, len(rows), time.perf_counter() - started
 
 
-def run(
-    settings: RunSettings, seeds: list[int], out: Path, workers: int = 1, backend: str = "local", log=sys.stderr
-) -> Path:
-    """Run every seed and write the trajectories under ``out/<agent>/``; returns that folder."""
+class SettingsMismatchError(ValueError):
+    """A run folder holds runs of other settings than those asked for."""
+
+
+def run(settings: RunSettings, seeds: list[int], out: Path, workers: int = 1, backend: str = "local") -> Path:
+    """Run every seed not yet in ``out/<agent>/`` and write its trajectory there; returns that folder.
+
+    A folder holds runs of one setting: ``run`` refuses a folder whose ``run.json`` names other settings, and
+    skips seeds whose trajectory is already there, so a rerun never mixes settings or duplicates a seed.
+    """
     folder = out / settings.agent
+    record_path = folder / "run.json"
+    previous: list[int] = []
+    if record_path.exists():
+        record = json.loads(record_path.read_text())
+        held = RunSettings.from_record(record).identity()
+        if held != settings.identity():
+            differ = "; ".join(f"{key}: {held.get(key)!r} there, {value!r} asked"
+                               for key, value in settings.identity().items() if held.get(key) != value)
+            raise SettingsMismatchError(f"{folder} holds runs of other settings ({differ}); write these runs to "
+                                        "another --out folder")
+        previous = record.get("seeds", [])
+    existing = {int(p.stem.split("_")[1]) for p in folder.glob("seed_*.jsonl")}
+    todo = [seed for seed in seeds if seed not in existing]
+    if len(todo) < len(seeds):
+        skipped = sorted(set(seeds) - set(todo))
+        logger.warning("%s: seeds %s are already there (same settings): skipped", folder, skipped)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "run.json").write_text(json.dumps({**asdict(settings), "seeds": seeds}, indent=2) + "\n")
-    done = 0
+    record = {**asdict(settings), "identity": settings.identity(), "seeds": sorted(set(previous) | set(seeds))}
+    record_path.write_text(json.dumps(record, indent=2) + "\n")
+    seeds = todo
+    if not seeds:
+        return folder
+    progress = tqdm(total=len(seeds), desc=f"{settings.agent} seeds", unit="seed", disable=progress_disabled())
 
     def report(seed: int, count: int, seconds: float) -> None:
-        nonlocal done
-        done += 1
-        bar = "#" * (20 * done // len(seeds))
-        print(f"[{bar:<20}] {done}/{len(seeds)} {settings.agent} seed {seed}: {count} evaluations, "
-              f"{seconds:.1f} s wall-clock", file=log, flush=True)
+        progress.update()
+        progress.set_postfix_str(f"seed {seed}: {count} evaluations, {seconds:.1f} s", refresh=True)
 
     if backend == "ray":
         for result in ray_imap_unordered(_seed_task, [(settings, seed, out) for seed in seeds], workers):
@@ -134,15 +184,71 @@ def run(
             futures = [pool.submit(_seed_task, settings, seed, out) for seed in seeds]
             for future in as_completed(futures):
                 report(*future.result())
+    progress.close()
     return folder
 
 
+@dataclass
+class RunGroup:
+    """Runs of one setting: their identity, a label, and one trajectory per seed (each seed once)."""
+
+    identity: dict
+    label: str = ""
+    seeds: dict[int, list[dict]] = field(default_factory=dict)
+
+    @property
+    def trajectories(self) -> list[list[dict]]:
+        return [self.seeds[seed] for seed in sorted(self.seeds)]
+
+
+def load_run_groups(folders: list[Path]) -> list[RunGroup]:
+    """The runs below ``folders`` (``<agent>/run.json`` and ``<agent>/seed_<k>.jsonl``), grouped by settings.
+
+    A (settings, seed) found twice (the same folder given twice, or a copy) counts once, with a warning. Labels
+    name the agent and, where groups of one agent differ, what differs (``rs (surrogate=xgb+gin)``).
+    """
+    groups: dict[str, RunGroup] = {}
+    searched = []
+    for folder in folders:
+        folder = Path(folder)
+        records = sorted(folder.glob("*/run.json")) or sorted(folder.glob("run.json"))
+        searched.append(str(folder))
+        for record_path in records:
+            record = json.loads(record_path.read_text())
+            identity = RunSettings.from_record(record).identity()
+            group = groups.setdefault(json.dumps(identity, sort_keys=True), RunGroup(identity))
+            for path in sorted(record_path.parent.glob("seed_*.jsonl")):
+                rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+                if not rows:
+                    continue
+                seed = int(path.stem.split("_")[1])
+                if seed in group.seeds:
+                    logger.warning("%s: seed %d of these settings was already read elsewhere; counted once", path, seed)
+                    continue
+                group.seeds[seed] = rows
+    found = [g for g in groups.values() if g.seeds]
+    if not found:
+        raise FileNotFoundError(f"no runs found in {', '.join(searched)}: looked for <agent>/run.json with "
+                                "<agent>/seed_<k>.jsonl beside it, as 'nas-envs run' writes them")
+    for group in found:
+        same_agent = [g.identity for g in found if g.identity["agent"] == group.identity["agent"]]
+        group.label = group.identity["agent"] + _difference(group.identity, same_agent)
+    return sorted(found, key=lambda g: g.label)
+
+
+def _difference(identity: dict, others: list[dict]) -> str:
+    """`` (key=value, ...)`` for the settings in which ``identity`` differs from some of ``others``."""
+    flat = {**{k: v for k, v in identity.items() if k not in ("env_kwargs", "agent_kwargs")},
+            **identity["env_kwargs"], **identity["agent_kwargs"]}
+    differing = []
+    for key, value in flat.items():
+        values = {json.dumps({**{k: v for k, v in o.items() if k not in ("env_kwargs", "agent_kwargs")},
+                              **o["env_kwargs"], **o["agent_kwargs"]}.get(key), sort_keys=True) for o in others}
+        if len(values) > 1:
+            differing.append(f"{key}={value}")
+    return f" ({', '.join(differing)})" if differing else ""
+
+
 def load_runs(folder: Path) -> dict[str, list[list[dict]]]:
-    """Trajectories below ``folder``: agent name -> one row list per seed."""
-    runs: dict[str, list[list[dict]]] = {}
-    for path in sorted(Path(folder).glob("*/seed_*.jsonl")):
-        with open(path) as handle:
-            runs.setdefault(path.parent.name, []).append([json.loads(line) for line in handle])
-    if not runs:
-        raise FileNotFoundError(f"no trajectories (<agent>/seed_<k>.jsonl) found below {folder}")
-    return runs
+    """Trajectories below ``folder``, label -> one row list per seed (see :func:`load_run_groups`)."""
+    return {group.label: group.trajectories for group in load_run_groups([Path(folder)])}

@@ -10,6 +10,7 @@ from nas_envs.cli import experiments, groundtruth, surrogates
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nas-envs", description="Surrogate NAS benchmarks as Gymnasium environments.")
+    parser.add_argument("--quiet", action="store_true", help="print results only: no progress, no notices")
     commands = parser.add_subparsers(dest="command", required=True)
     for group in (experiments, groundtruth, surrogates):
         group.add_commands(commands)
@@ -22,11 +23,25 @@ def dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     from nas_envs.surrogates.manifest import AssetError
 
     args = parser.parse_args(argv)
+    configure_output(args.quiet)
     try:
         return args.handler(args)
     except (ValueError, FileNotFoundError, AssetError, RuntimeError, MissingExtraError) as error:
         print(f"nas-envs {args.command}: error: {error}", file=sys.stderr)
         return 2
+
+
+def configure_output(quiet: bool) -> None:
+    """The library logs and shows tqdm progress on stderr; ``--quiet`` silences both (results still print)."""
+    import logging
+
+    logger = logging.getLogger("nas_envs")
+    if not any(getattr(h, "nas_envs_cli", False) for h in logger.handlers):
+        handler = logging.StreamHandler()  # the current sys.stderr, looked up when a record is emitted
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        handler.nas_envs_cli = True
+        logger.addHandler(handler)
+    logger.setLevel(logging.ERROR if quiet else logging.INFO)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,19 +14,31 @@ from nas_envs.parallel import worker_pool
 
 
 def _list(args: argparse.Namespace) -> int:
+    import re
+
     import gymnasium as gym
 
-    import nas_envs  # noqa: F401 - registers the ids
+    import nas_envs
+    from nas_envs.benchmarks import make_benchmark
 
-    for env_id in sorted(i for i in gym.registry if i.startswith(("SurrNAS", "CitySeg"))):
-        print(env_id)
+    def natural(env_id: str) -> list:
+        return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", env_id)]
+
+    print(f"{'id':<20} {'bundle':<11} {'decisions':>9}  objectives (reward)")
+    for env_id in sorted(nas_envs.ENV_BUNDLES, key=natural):
+        problem = gym.spec(env_id).kwargs.get("problem")
+        name = f"cityseg-mop{problem}" if problem else "darts" if "DARTS" in env_id else "fbnet"
+        bench = make_benchmark(name)
+        reward = "validation accuracy" if name in ("darts", "fbnet") else "hypervolume gained"
+        print(f"{env_id:<20} {nas_envs.ENV_BUNDLES[env_id]:<11} {bench.space.num_decisions:>9}  "
+              f"{', '.join(bench.objectives)} ({reward})")
     return 0
 
 
 def _run(args: argparse.Namespace) -> int:
     import nas_envs
     from nas_envs.agents.plot import format_table, summarise
-    from nas_envs.agents.runner import RunSettings, load_runs, parse_duration, run
+    from nas_envs.agents.runner import RunSettings, load_run_groups, parse_duration, run
 
     if args.env not in nas_envs.ENV_BUNDLES:
         raise ValueError(f"unknown environment {args.env!r}; 'nas-envs list' prints the {len(nas_envs.ENV_BUNDLES)} "
@@ -41,7 +53,8 @@ def _run(args: argparse.Namespace) -> int:
     )
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     folder = run(settings, seeds, Path(args.out), workers=args.workers, backend=args.backend)
-    print(format_table(summarise({args.agent: load_runs(folder.parent)[args.agent]})))
+    group = next(g for g in load_run_groups([folder]) if g.identity == settings.identity())
+    print(format_table(summarise({group.label: group.trajectories})))
     return 0
 
 
@@ -58,10 +71,15 @@ def _curve(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
     from nas_envs.agents.plot import reward_curve
-    from nas_envs.agents.runner import load_runs
+    from nas_envs.agents.runner import load_run_groups
 
-    runs = load_runs(Path(args.dir))[args.agent]
-    env_id = json.loads((Path(args.dir) / args.agent / "run.json").read_text())["env_id"]
+    groups = load_run_groups([Path(args.dir)])
+    chosen = [g for g in groups if args.agent is None or g.identity["agent"] == args.agent]
+    if len(chosen) != 1:
+        labels = ", ".join(g.label for g in groups)
+        raise ValueError(f"{args.dir} holds runs of {labels}; choose one with --agent" if len(chosen) > 1 or
+                         args.agent is None else f"{args.dir} holds no runs of {args.agent!r} (it holds {labels})")
+    runs, env_id = chosen[0].trajectories, chosen[0].identity["env_id"]
     decisions = gym.make(env_id).unwrapped.space.num_decisions
     print(f"{'env steps':>10} {'mean score of the window':>32}  ({len(runs)} seeds, {args.window} architectures a "
           "window)")
@@ -160,8 +178,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
     curve = commands.add_parser("curve", help="learning curve of an RL agent: reward of completed architectures")
     curve.add_argument("dir", help="run folder written by 'nas-envs run'")
-    curve.add_argument("--agent", default="ppo")
-    curve.add_argument("--window", type=int, default=100, help="architectures per point")
+    curve.add_argument("--agent", default=None, help="the agent whose runs to draw (needed when DIR holds several)")
+    curve.add_argument("--window", type=positive_int, default=100, help="architectures per point")
     curve.set_defaults(handler=_curve)
 
     incumbents = commands.add_parser("incumbents", help="list every run's final incumbent, to train them for real "

@@ -68,11 +68,31 @@ def _data_card(args: argparse.Namespace) -> int:
                                          **incumbent_check(records, [json.loads(line) for line in handle])}
     if args.space == "darts":
         report["median_val_error_by_group"] = darts_group_medians(records)
-    print(json.dumps(report, indent=2))
+    print(json.dumps(report, indent=2) if args.json else readable(report))
     if args.space == "darts":
-        for figure in plot_darts_analyses(records, Path(args.figures)):
+        folder = Path(args.out or f"data-card-{protocol}")
+        for figure in plot_darts_analyses(records, folder):
             print(f"wrote {figure}")
     return 0
+
+
+def readable(report: dict, indent: int = 0) -> str:
+    """A nested report as indented ``key: value`` lines, numbers to four significant digits."""
+    lines = []
+    for key, value in report.items():
+        label = " " * indent + str(key).replace("_", " ")
+        if isinstance(value, dict):
+            lines.append(f"{label}:")
+            lines.append(readable(value, indent + 2))
+        elif isinstance(value, list) and value and all(isinstance(v, (int, float)) for v in value):
+            lines.append(f"{label}: " + ", ".join(_number(v) for v in value))
+        else:
+            lines.append(f"{label}: {_number(value) if isinstance(value, (int, float)) else value}")
+    return "\n".join(line for line in lines if line)
+
+
+def _number(value: float) -> str:
+    return str(value) if isinstance(value, (bool, int)) else f"{value:.4g}"
 
 
 def _train_supernet(args: argparse.Namespace) -> int:
@@ -151,7 +171,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     card = commands.add_parser("data-card", help="numbers and analysis plots of the collected ground truth")
     card.add_argument("space", choices=["darts", "fbnet", "cityseg"])
     card.add_argument("--protocol", default=None)
-    card.add_argument("--figures", default="assets/data/figures", help="folder for the analysis plots")
+    card.add_argument("--out", default=None, help="folder for the analysis plots (default: data-card-<protocol> in "
+                      "the current folder; the committed figures are in assets/data/figures)")
+    card.add_argument("--json", action="store_true", help="print the report as JSON, for programs")
     card.add_argument("--compare-protocol", default=None,
                       help="also report how the noise-subset seed means agree with this protocol's")
     card.add_argument("--device-check", default=None, help="a file of the same jobs measured again on another "

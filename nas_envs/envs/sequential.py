@@ -32,9 +32,10 @@ class InvalidActionError(TypeError):
 def as_action(action: object) -> int:
     """An integer action: Python and numpy integers, and integer arrays of one element, are accepted."""
     if isinstance(action, np.ndarray) and action.size == 1 and np.issubdtype(action.dtype, np.integer):
-        return int(action.reshape(()))
+        action = action.reshape(())[()]  # the numpy integer scalar
     if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
-        return int(action)
+        value = int(action)
+        return value if -(2**31) <= value < 2**31 else -1  # far outside every action space: illegal either way
     raise InvalidActionError(f"an action must be an integer (or an integer array of one element), got "
                              f"{type(action).__name__} {action!r}")
 

@@ -1,0 +1,111 @@
+"""Property tests over the public API: whatever the input, a valid result or a documented error, never an internal
+exception."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import nas_envs
+from nas_envs.cli import main
+from nas_envs.envs.sequential import InvalidActionError
+from nas_envs.spaces import get_space
+from nas_envs.spaces.base import InvalidArchitectureError
+
+ENV_IDS = ["SurrNAS-DARTS-v0", "SurrNAS-FBNet-v0", "CitySeg-MOP15-v0"]
+BENCHMARKS = ["darts", "fbnet", "cityseg-mop15"]
+FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+anything = st.one_of(
+    st.integers(-10, 40), st.integers(), st.floats(allow_nan=True), st.text(max_size=8), st.none(), st.booleans(),
+    st.lists(st.integers(-3, 12), max_size=3).map(np.array),
+)
+
+
+@FUZZ
+@given(env_id=st.sampled_from(ENV_IDS), actions=st.lists(anything, min_size=1, max_size=40))
+def test_env_steps_give_a_result_or_a_documented_error(env_id, actions):
+    env = gym.make(env_id).unwrapped
+    obs, info = env.reset(seed=0)
+    for action in actions:
+        try:
+            obs, reward, terminated, truncated, info = env.step(action)
+        except InvalidActionError:
+            continue
+        except RuntimeError as error:  # stepping an ended episode
+            assert "reset" in str(error)
+            env.reset()
+            continue
+        assert env.observation_space.contains(obs)
+        assert np.isfinite(reward).all()
+        assert info["action_mask"].dtype == np.int8
+
+
+@FUZZ
+@given(env_id=st.sampled_from(ENV_IDS), seed=st.integers(0, 2**16), steps=st.integers(1, 60))
+def test_vector_env_takes_any_integer_actions(env_id, seed, steps):
+    envs = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point", budget_seconds=500.0)
+    rng = np.random.default_rng(seed)
+    envs.reset(seed=seed)
+    for _ in range(steps):
+        obs, rewards, terminated, truncated, info = envs.step(rng.integers(-2, 12, size=3))
+        assert envs.observation_space.contains(obs) and np.isfinite(rewards).all()
+        assert not (terminated & truncated).any()
+
+
+@FUZZ
+@given(name=st.sampled_from(BENCHMARKS),
+       rows=st.lists(st.lists(st.one_of(st.integers(-3, 12), st.floats(-1, 10)), min_size=20, max_size=34),
+                     max_size=4))
+def test_evaluate_gives_a_result_or_an_architecture_error(name, rows):
+    bench = nas_envs.make_benchmark(name)
+    try:
+        out = bench.evaluate(rows, seed=0)
+    except InvalidArchitectureError:
+        return
+    assert all(len(v) == len(rows) and np.isfinite(v).all() for v in out.values())
+
+
+@FUZZ
+@given(space_name=st.sampled_from(["darts", "fbnet", "cityseg"]), data=st.data())
+def test_string_parsers_parse_or_refuse(space_name, data):
+    space = get_space(space_name)
+    valid = space.to_string(space.sample(seed=data.draw(st.integers(0, 1000))))
+    cut = data.draw(st.integers(0, len(valid)))
+    text = data.draw(st.one_of(st.text(max_size=200), st.just(valid[:cut] + data.draw(st.text(max_size=20)))))
+    try:
+        genes = space.from_string(text)
+    except InvalidArchitectureError:
+        return
+    space.validate(genes)
+
+
+@settings(max_examples=30, deadline=None)
+@given(budget=st.one_of(st.text(max_size=6), st.sampled_from(["1h", "0", "-3h", "24", "1e9d", "nan", "2x"])),
+       seeds=st.sampled_from(["1", "0", "-1", "x", "2"]),
+       max_evaluations=st.sampled_from(["3", "0", "-1", "abc", "1"]),
+       env=st.sampled_from(ENV_IDS + ["SurrNAS-NB201-v0", ""]))
+def test_run_arguments_give_a_run_or_a_clear_refusal(tmp_path_factory, budget, seeds, max_evaluations, env):
+    out = tmp_path_factory.mktemp("runs")
+    command = ["run", "--env", env, "--agent", "rs", "--budget", budget, "--seeds", seeds, "--max-evaluations",
+               max_evaluations, "--out", str(out)]
+    try:
+        code = main(command)
+    except SystemExit as exit_:  # argparse's refusal of a malformed value
+        assert exit_.code == 2
+        return
+    assert code in (0, 2)
+
+
+@pytest.mark.parametrize("command", [["curve", "{out}", "--window", "0"], ["plot", "{out}", "-o", "{out}/x.png"],
+                                     ["curve", "{out}/missing"], ["incumbents", "{out}", "--out", "{out}/i.jsonl"]])
+def test_reading_commands_refuse_empty_or_missing_folders(tmp_path, command):
+    (tmp_path / "rs").mkdir()
+    (tmp_path / "rs" / "seed_0.jsonl").write_text("")
+    try:
+        code = main([part.format(out=tmp_path) for part in command])
+    except SystemExit as exit_:
+        assert exit_.code == 2
+        return
+    assert code == 2
