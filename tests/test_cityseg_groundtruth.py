@@ -107,3 +107,20 @@ def test_a_replaced_checkpoint_is_refused_without_running_its_code(tmp_path, mon
     with pytest.raises(pickle.UnpicklingError):
         train_supernet(SMOKE, checkpoint)
     assert not marker.exists()
+
+
+def test_committed_data_assets_are_checked_against_their_manifest(tmp_path):
+    import shutil
+
+    from nas_envs.assets import REPO_ASSETS
+    from nas_envs.surrogates.manifest import AssetError, checked_file, record_file
+
+    for name in ("manifest.json", "cityseg-latency-h1.json"):
+        shutil.copy(REPO_ASSETS / "data" / name, tmp_path / name)
+    table = tmp_path / "cityseg-latency-h1.json"
+    assert checked_file(table) == table
+    table.write_text(table.read_text().replace("1", "2", 1))
+    with pytest.raises(AssetError, match="not the committed file"):
+        checked_file(table)
+    record_file(table)  # what measure-latency does after writing a new table on purpose
+    assert checked_file(table) == table

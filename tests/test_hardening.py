@@ -155,3 +155,13 @@ def test_workers_die_with_their_parent_and_write_nothing_after(tmp_path):
     written = sorted(out.glob("re/seed_*.jsonl"))
     time.sleep(2)
     assert sorted(out.glob("re/seed_*.jsonl")) == written and not list(out.glob("re/*.tmp"))[1:]
+
+
+def test_an_output_folder_that_cannot_be_created_is_one_clear_line(tmp_path, capsys):
+    from nas_envs.cli import main
+
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code = main(["run", "--env", ENV_ID, "--agent", "rs", "--budget", "1h", "--seeds", "1", "--out",
+                 str(blocker / "runs")])
+    assert code == 2 and "nas-envs run: error:" in capsys.readouterr().err

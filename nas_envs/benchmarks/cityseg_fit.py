@@ -22,7 +22,7 @@ from nas_envs.groundtruth.analysis import noise_groups, noise_summary
 from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
 from nas_envs.spaces.cityseg import CHOICES, CitySegSpace
-from nas_envs.surrogates.manifest import write_manifest
+from nas_envs.surrogates.manifest import checked_file, write_manifest
 from nas_envs.surrogates.metrics import all_metrics
 from nas_envs.surrogates.noise import SeedNoise, calibration_scale, ensemble_mean_std, measure_seed_noise
 
@@ -97,7 +97,7 @@ def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10, o
         (scratch / "costs.json").write_text(json.dumps(costs) + "\n")
         latency = {}
         for profile in ("h1", "h2"):
-            table = json.loads(data_path(f"cityseg-latency-{profile}").with_suffix(".json").read_text())
+            table = json.loads(checked_file(data_path(f"cityseg-latency-{profile}").with_suffix(".json")).read_text())
             (scratch / f"latency-{profile}.json").write_text(json.dumps(table, sort_keys=True) + "\n")
             latency[profile] = LatencyTable(table)
         files += [scratch / "costs.json", scratch / "latency-h1.json", scratch / "latency-h2.json"]

@@ -26,7 +26,7 @@ def dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     configure_output(args.quiet)
     try:
         return args.handler(args)
-    except (ValueError, FileNotFoundError, AssetError, RuntimeError, MissingExtraError) as error:
+    except (ValueError, OSError, AssetError, RuntimeError, MissingExtraError) as error:
         print(f"nas-envs {args.command}: error: {error}", file=sys.stderr)
         return 2
 

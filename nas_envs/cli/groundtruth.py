@@ -7,6 +7,7 @@ from pathlib import Path
 
 from nas_envs.assets import data_path, require_data
 from nas_envs.extras import require
+from nas_envs.surrogates.manifest import record_file
 
 
 def _collect(args: argparse.Namespace) -> int:
@@ -140,6 +141,7 @@ def _measure_latency(args: argparse.Namespace) -> int:
         }
         path = data_path(f"cityseg-latency-{profile.name}").with_suffix(".json")
         path.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+        record_file(path)
         print(json.dumps({"profile": profile.name, **table["check"]}), f"wrote {path}")
     return 0
 

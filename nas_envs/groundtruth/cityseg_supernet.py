@@ -24,6 +24,7 @@ from nas_envs.groundtruth.protocols import Protocol
 from nas_envs.groundtruth.scenes import confusion_matrix, make_scenes, mean_iou
 from nas_envs.groundtruth.train import count_flops
 from nas_envs.spaces.cityseg import CHOICES, CitySegSpace
+from nas_envs.surrogates.manifest import checked_file, record_file
 
 RANDOM_SUBNETS = 2
 CALIBRATION_POOL = 2048
@@ -51,7 +52,7 @@ def train_supernet(
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=protocol.epochs * steps_per_epoch)
     log: dict = {"protocol": protocol.name, "seed": seed, "epochs": []}
     if path.exists():
-        state = torch.load(path, weights_only=True)
+        state = torch.load(checked_file(path), weights_only=True)
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
@@ -99,6 +100,7 @@ def _save_atomically(path: Path, state: dict) -> None:
     with open(tmp, "rb") as handle:
         os.fsync(handle.fileno())
     tmp.replace(path)
+    record_file(path)
 
 
 def recalibrated(model: CitySegNet, calibration, batch_size: int = 128) -> CitySegNet:
@@ -131,7 +133,7 @@ def _trained_supernet(path: str) -> CitySegNet:
     if not Path(path).exists():
         raise FileNotFoundError(f"{path}: no trained CitySeg supernet; train it with 'nas-envs train-supernet'")
     model = CitySegNet(LARGEST_GENES)
-    model.load_state_dict(torch.load(path, weights_only=True)["model"])
+    model.load_state_dict(torch.load(checked_file(Path(path)), weights_only=True)["model"])
     return model
 
 

@@ -61,3 +61,29 @@ def require_listed(manifest: dict, folder: Path, names: "list[str]", restore_hin
     if unlisted:
         raise AssetError(f"{folder}: {', '.join(unlisted)} not listed in {folder / MANIFEST}, so the sha256 "
                          f"cannot be checked. {restore_hint}")
+
+
+def checked_file(path: Path) -> Path:
+    """``path`` after checking it against the ``manifest.json`` of its folder, when that manifest lists it (the
+    committed data assets: the CitySeg supernet checkpoint and latency tables). A listed file that changed is
+    refused; files of folders without a manifest (one's own runs) are used as they are."""
+    manifest = path.parent / MANIFEST
+    if manifest.is_file():
+        expected = json.loads(manifest.read_text()).get("files", {}).get(path.name)
+        if expected is not None and path.is_file() and sha256_file(path) != expected:
+            raise AssetError(f"{path} does not match the sha256 in {manifest}: it is not the committed file. "
+                             "Restore it from version control, or rebuild it with the command that writes it "
+                             "(which records its new checksum).")
+    return path
+
+
+def record_file(path: Path) -> None:
+    """Record ``path``'s sha256 in its folder's ``manifest.json``, if that folder keeps one (after a command
+    rewrote a committed asset on purpose)."""
+    manifest = path.parent / MANIFEST
+    if manifest.is_file():
+        entries = json.loads(manifest.read_text())
+        entries.setdefault("files", {})[path.name] = sha256_file(path)
+        tmp = manifest.with_suffix(".tmp")
+        tmp.write_text(json.dumps(entries, indent=2, sort_keys=True) + "\n")
+        tmp.replace(manifest)
