@@ -165,3 +165,36 @@ def test_an_output_folder_that_cannot_be_created_is_one_clear_line(tmp_path, cap
     code = main(["run", "--env", ENV_ID, "--agent", "rs", "--budget", "1h", "--seeds", "1", "--out",
                  str(blocker / "runs")])
     assert code == 2 and "nas-envs run: error:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("space_name", ["darts", "fbnet", "cityseg"])
+def test_printed_strings_take_the_fast_path_and_agree_with_the_full_parser(space_name):
+    from nas_envs.spaces import get_space
+
+    space = get_space(space_name)
+    genes = space.sample(50, seed=3)
+    texts = [space.to_string(g) for g in genes]
+    assert all(space.parse_printed(t) is not None for t in texts)
+    np.testing.assert_array_equal(space.as_batch(texts), np.stack([space.from_string(t) for t in texts]))
+    np.testing.assert_array_equal(space.as_batch(texts), genes)
+    if space_name == "darts":  # another order of a node's two inputs: the same architecture, canonicalised
+        swapped = texts[0].replace("normal=[(", "normal=[  (", 1)
+        assert space.parse_printed(swapped) is None and np.array_equal(space.as_batch([swapped])[0], genes[0])
+    with pytest.raises(InvalidArchitectureError):
+        space.as_batch([texts[0], texts[1][:-2]])  # one broken string: the full parser names what is wrong
+
+
+@pytest.mark.parametrize("objectives", [2, 3, 5, 7])
+def test_the_archive_hypervolume_stays_exact_as_it_grows(objectives):
+    from pymoo.indicators.hv import HV
+
+    from nas_envs.envs.cityseg import Archive
+
+    rng = np.random.default_rng(objectives)
+    archive = Archive(objectives)
+    points = rng.random((600, objectives)) ** 0.4 * 1.05  # a few beyond the reference point
+    gains = [archive.add(point) for point in points]
+    inside = archive.points[(archive.points <= 1).all(axis=1)]
+    exact = HV(ref_point=np.ones(objectives))(inside)
+    assert archive.hypervolume == pytest.approx(exact, rel=1e-12) and sum(gains) == pytest.approx(exact, rel=1e-12)
+    assert min(gains) >= 0.0

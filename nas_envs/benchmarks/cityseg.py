@@ -55,6 +55,13 @@ def hypervolume(points: np.ndarray) -> float:
     return float(moocore.hypervolume(points, ref=np.ones(points.shape[1]))) if len(points) else 0.0
 
 
+def nondominated(points: np.ndarray) -> np.ndarray:
+    """The points no other point dominates (moocore): what a hypervolume depends on."""
+    import moocore
+
+    return points[moocore.is_nondominated(points)] if len(points) > 1 else points
+
+
 def energy_microjoules(flops: np.ndarray, activations: np.ndarray, params: np.ndarray, batch: int) -> np.ndarray:
     """Modelled energy per image from exact counts (see the module docstring)."""
     return 1e-6 * (PJ_PER_MAC * flops + PJ_PER_DRAM_WORD * (activations + params / batch))

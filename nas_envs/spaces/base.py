@@ -117,6 +117,12 @@ class SearchSpace(ABC):
     def cost_features(self, archs: np.ndarray) -> np.ndarray:
         """Counts ``(N, K)`` on which parameter count and FLOPs are exactly linear (see the cost tables)."""
 
+    def parse_printed(self, text: str) -> list[int] | None:
+        """Raw genes of a string exactly as :meth:`to_string` prints it, or None for any other form (which
+        :meth:`from_string` then parses and checks in full). A fast path for batches of strings: one regular
+        expression, no validation (the batch is validated at once)."""
+        return None
+
     # --- conversions shared by all spaces -------------------------------------------------------------------
     def as_genes(self, arch: "np.ndarray | Sequence[int] | str") -> np.ndarray:
         """Validated canonical genes of one architecture given as genes or as a string."""
@@ -153,6 +159,10 @@ class SearchSpace(ABC):
         if isinstance(archs, np.ndarray) and archs.ndim == 1 and archs.dtype.kind in "USO" and \
                 all(isinstance(a, str) for a in archs):
             archs = list(archs)  # an array of architecture strings
+        if isinstance(archs, (list, tuple)) and archs and all(isinstance(a, str) for a in archs):
+            printed = [self.parse_printed(a) for a in archs]
+            if all(genes is not None for genes in printed):
+                archs = np.array(printed, dtype=np.int64)  # validated and canonicalised below, all rows at once
         if isinstance(archs, np.ndarray):
             if archs.ndim == 1:
                 archs = archs[None, :]

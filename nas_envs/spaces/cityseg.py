@@ -21,6 +21,7 @@ that the masks know which expand slots are active.
 from __future__ import annotations
 
 import ast
+import re
 
 import numpy as np
 
@@ -65,6 +66,9 @@ def active_slots(archs: np.ndarray) -> np.ndarray:
     stage_depths = archs[:, 1:NUM_DEPTHS]
     return SLOT_POSITION[None, :] <= stage_depths[:, SLOT_STAGE]
 
+
+_PRINTED = re.compile(r"CitySeg\(d=\[([\d, ]*)\], e=\[([\d., ]*)\], w=\[([\d, ]*)\]\)")
+_EXPAND_CODES = {str(value): code for code, value in enumerate(EXPAND_RATIOS)}
 
 class CitySegSpace(SearchSpace):
     """24 decisions with up to 4 choices each; masks keep head depth >= 1 and inactive expand slots at 0."""
@@ -160,6 +164,16 @@ class CitySegSpace(SearchSpace):
         expands = [EXPAND_RATIOS[int(g)] for g in genes[EXPAND_START:WIDTH_START]]
         widths = genes[WIDTH_START:].tolist()
         return f"CitySeg(d={depths}, e={expands}, w={widths})"
+
+    def parse_printed(self, text: str) -> list[int] | None:
+        match = _PRINTED.fullmatch(text)
+        if match is None:
+            return None
+        depths, expands, widths = (part.split(", ") if part else [] for part in match.groups())
+        codes = [_EXPAND_CODES.get(value) for value in expands]
+        if len(depths) != NUM_DEPTHS or len(codes) != NUM_EXPANDS or len(widths) != NUM_WIDTHS or None in codes:
+            return None
+        return [int(d) for d in depths] + codes + [int(w) for w in widths]
 
     def from_string(self, text: str) -> np.ndarray:
         """Parse ``CitySeg(d=[...], e=[...], w=[...])`` or a dictionary ``{'d': [...], 'e': [...], 'w': [...]}``;

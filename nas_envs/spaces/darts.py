@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 
 import numpy as np
 
@@ -165,6 +166,17 @@ class DartsSpace(SearchSpace):
             parts.append(f"{cell}={edges!r}, {cell}_concat={CONCAT!r}")
         return f"Genotype({', '.join(parts)})"
 
+    def parse_printed(self, text: str) -> list[int] | None:
+        if _PRINTED.fullmatch(text) is None:
+            return None
+        genes = [0] * self.num_decisions
+        for base, (op, inp) in zip(_EDGE_BASES, _PRINTED_EDGE.findall(text)):
+            code = _OP_CODES.get(op)
+            if code is None:
+                return None
+            genes[base], genes[base + 1] = int(inp), code
+        return genes
+
     def from_string(self, text: str) -> np.ndarray:
         fields = _parse_genotype_call(text)
         genes = np.empty(self.num_decisions, dtype=np.int64)
@@ -300,6 +312,15 @@ _INPUT_PAIRS: tuple[list[tuple[int, int]], ...] = tuple(
     list(itertools.combinations(range(node + 2), 2)) for node in range(NUM_NODES)
 )
 
+_PRINTED_CELL = r"\[((?:\('\w+', \d\)(?:, )?){8})\]"
+_PRINTED_CONCAT = r"(?:\[2, 3, 4, 5\]|range\(2, 6\))"
+_PRINTED = re.compile(rf"Genotype\(normal={_PRINTED_CELL}, normal_concat={_PRINTED_CONCAT}, "
+                      rf"reduce={_PRINTED_CELL}, reduce_concat={_PRINTED_CONCAT}\)")
+_PRINTED_EDGE = re.compile(r"\('(\w+)', (\d)\)")
+_OP_CODES = {op: code for code, op in enumerate(OPS)}
+# gene positions of the 16 printed (op, input) pairs: node i // 2 of the cell, input a or b (i % 2)
+_EDGE_BASES = [cell * GENES_PER_CELL + (i // 2) * GENES_PER_NODE + 2 * (i % 2)
+               for cell in range(2) for i in range(2 * NUM_NODES)]
 MAX_GENOTYPE_CHARS = 4096  # a printed DARTS genotype has about 400; nothing longer is parsed
 
 

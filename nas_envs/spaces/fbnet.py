@@ -28,6 +28,8 @@ def layer_stage(layer: int) -> int:
     return int(LAYER_STAGE[layer])
 
 
+_BLOCK_CODES = {name: code for code, name in enumerate(BLOCKS)}
+
 class FBNetSpace(SearchSpace):
     """22 decisions, 9 actions each (a block index); every action is always legal."""
 
@@ -77,6 +79,12 @@ class FBNetSpace(SearchSpace):
 
     def to_string(self, genes: np.ndarray) -> str:
         return "FBNet([" + ", ".join(repr(BLOCKS[int(g)]) for g in genes) + "])"
+
+    def parse_printed(self, text: str) -> list[int] | None:
+        if not (text.startswith("FBNet(['") and text.endswith("'])")):
+            return None
+        codes = [_BLOCK_CODES.get(name) for name in text[8:-3].split("', '")]
+        return None if len(codes) != NUM_LAYERS or None in codes else codes
 
     def from_string(self, text: str) -> np.ndarray:
         """Parse ``FBNet(['k3_e1', ...])``, a bare list of 22 block names, or 22 comma-separated names."""
