@@ -8,7 +8,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-import nas_envs  # noqa: F401
+import nas_envs
 from nas_envs import BudgetExhaustedError
 from nas_envs.spaces.darts import DartsSpace
 
@@ -212,3 +212,25 @@ def test_vector_env_flags_illegal_actions_per_copy():
     _, rewards, terminated, _, info = venv.step(np.array([0, 6]))  # 6 is no input of node 2
     assert terminated.tolist() == [False, True]
     assert info["illegal_action"].tolist() == [False, True]
+
+
+@pytest.mark.parametrize("reward", ["standardised", "percentile"])
+def test_learning_rewards_are_the_score_against_random_architectures(reward):
+    bench = nas_envs.make_benchmark("darts")
+    reference = bench.random_reference()
+    env = gym.make(ENV_ID, reward=reward, noise=False)
+    env.reset(seed=0)
+    genes = SPACE.sample(seed=5)
+    shaped, info = play(env, genes)
+    score = info["score"]
+    assert score == pytest.approx(bench.evaluate(genes, noise=False)["val_accuracy"][0])
+    expected = (score - reference.mean()) / reference.std() if reward == "standardised" else \
+        np.mean(reference < score)
+    assert shaped == pytest.approx(expected)
+    vector = gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="vector_entry_point", reward=reward, noise=False)
+    vector.reset(seed=0)
+    for action in genes:
+        _, rewards, _, _, _ = vector.step(np.array([action, action]))
+    np.testing.assert_allclose(rewards, shaped)
+    with pytest.raises(ValueError, match="reward must be one of"):
+        gym.make(ENV_ID, reward="rank")

@@ -130,3 +130,24 @@ def reward_curve(runs: list[list[dict]], window: int, steps_per_architecture: in
         means = np.array([np.mean([r["score"] for r in rows[k * window : (k + 1) * window]]) for rows in runs])
         curve.append(((k + 1) * window * steps_per_architecture, float(means.mean()), float(_standard_error(means))))
     return curve
+
+
+def plot_reward_curve(curve: list[tuple[int, float, float]], output: Path, title: str) -> None:
+    """Draw a :func:`reward_curve`: mean score per window against environment steps, standard error shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps, means, errors = (np.array(column) for column in zip(*curve)) if curve else ([], [], [])
+    figure, ax = plt.subplots(figsize=(6, 3.6))
+    ax.plot(steps, means, marker="o")
+    ax.fill_between(steps, np.subtract(means, errors), np.add(means, errors), alpha=0.2, linewidth=0)
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel("mean score of the window")
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, alpha=0.3)
+    figure.tight_layout()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(output, dpi=120)
+    plt.close(figure)

@@ -46,9 +46,13 @@ class Controller(nn.Module):
 class Reinforce:
     """REINFORCE with a moving-average baseline; one policy-gradient step per evaluated architecture.
 
+    The advantage ``reward - baseline`` is divided by a moving estimate of the rewards' spread, so that the step
+    size does not depend on the score's units (architectures differ by fractions of a percent of accuracy, or of
+    a hypervolume).
+
     Args:
         learning_rate: Adam step size.
-        baseline_decay: the baseline is ``decay * baseline + (1 - decay) * reward``.
+        baseline_decay: the baseline (and the spread) follow ``decay * old + (1 - decay) * new``.
         entropy_weight: bonus that keeps early exploration up.
     """
 
@@ -67,14 +71,19 @@ class Reinforce:
         generator = torch.Generator().manual_seed(int(rng.integers(2**31)))
         controller = Controller(space.num_decisions, space.num_actions, self.hidden)
         optimizer = torch.optim.Adam(controller.parameters(), lr=self.learning_rate)
-        baseline = None
+        baseline = spread = None
+        decay = self.baseline_decay
         while True:
             genes, log_prob, entropy = controller.sample(space, generator)
             reward = evaluate(genes)
             self.rewards.append(reward)
-            decay = self.baseline_decay
-            baseline = reward if baseline is None else decay * baseline + (1 - decay) * reward
-            loss = -(reward - baseline) * log_prob - self.entropy_weight * entropy
+            if baseline is None:
+                baseline, spread = reward, 0.0
+            advantage = reward - baseline
+            spread = decay * spread + (1 - decay) * advantage**2
+            baseline = decay * baseline + (1 - decay) * reward
+            scaled = advantage / max(spread**0.5, 1e-8)
+            loss = -scaled * log_prob - self.entropy_weight * entropy
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()

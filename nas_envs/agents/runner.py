@@ -96,6 +96,14 @@ def make_agent(name: str, **kwargs):
     return AGENTS[name](**kwargs)
 
 
+def agent_env_kwargs(agent: object, env_id: str) -> dict:
+    """The environment options an RL agent learns best with (its ``env_kwargs``), where the environment has them:
+    the trajectory records the benchmark's score whatever the reward the agent learns from."""
+    entry = gym.envs.registration.load_env_creator(gym.spec(env_id).entry_point)
+    wanted = getattr(agent, "env_kwargs", {})
+    return {key: value for key, value in wanted.items() if value in getattr(entry, f"{key}_modes", ())}
+
+
 def run_seed(settings: RunSettings, seed: int) -> list[dict]:
     """One search with one seed; returns the trajectory rows."""
     if available("torch"):  # small networks: one thread is faster than a pool that waits on the other cores
@@ -104,7 +112,7 @@ def run_seed(settings: RunSettings, seed: int) -> list[dict]:
         torch.set_num_threads(1)
     agent = make_agent(settings.agent, **settings.agent_kwargs)
     env = TrajectoryRecorder(gym.make(settings.env_id, budget_seconds=settings.budget_seconds, noise=settings.noise,
-                                      **settings.env_kwargs))
+                                      **agent_env_kwargs(agent, settings.env_id), **settings.env_kwargs))
     try:
         if getattr(agent, "needs_env", False):  # RL agents that drive the environment themselves
             agent.run_env(env, seed, max_evaluations=settings.max_evaluations)

@@ -14,6 +14,7 @@ from nas_envs.checks import check_flag
 from nas_envs.spaces.base import SearchSpace
 
 Architectures = "np.ndarray | Iterable[Sequence[int] | str] | str"
+REFERENCE_SEED = 20261201
 
 
 class Benchmark(ABC):
@@ -64,6 +65,16 @@ class Benchmark(ABC):
     def load(self) -> "Benchmark":
         """Load and verify every asset now rather than on the first evaluation."""
         return self
+
+    def random_reference(self, size: int = 10_000) -> np.ndarray:
+        """Sorted noise-free :meth:`score` of ``size`` uniformly random architectures (a fixed sample, computed once
+        per process): what "better than random" means, for rewards and for judging searches."""
+        key = ("random_reference", size)
+        cache = self.__dict__.setdefault("_references", {})
+        if key not in cache:
+            archs = self.space.sample(size, seed=REFERENCE_SEED)
+            cache[key] = np.sort(self.score(self.evaluate_genes(archs, False, np.random.default_rng(0))))
+        return cache[key]
 
 
 def objective_matrix(benchmark: Benchmark, values: dict[str, np.ndarray], minimise: bool = False) -> np.ndarray:

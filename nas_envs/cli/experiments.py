@@ -70,7 +70,7 @@ def _plot(args: argparse.Namespace) -> int:
 def _curve(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
-    from nas_envs.agents.plot import reward_curve
+    from nas_envs.agents.plot import plot_reward_curve, reward_curve
     from nas_envs.agents.runner import load_run_groups
 
     groups = load_run_groups([Path(args.dir)])
@@ -83,8 +83,12 @@ def _curve(args: argparse.Namespace) -> int:
     decisions = gym.make(env_id).unwrapped.space.num_decisions
     print(f"{'env steps':>10} {'mean score of the window':>32}  ({len(runs)} seeds, {args.window} architectures a "
           "window)")
-    for step, mean, se in reward_curve(runs, args.window, decisions):
-        print(f"{step:>10} {100 * mean:>26.3f} +- {100 * se:.3f}")
+    curve = reward_curve(runs, args.window, decisions)
+    for step, mean, se in curve:
+        print(f"{step:>10} {100 * mean:>26.3f} +- " + (f"{100 * se:.3f}" if len(runs) > 1 else "n/a"))
+    if args.plot:
+        plot_reward_curve(curve, Path(args.plot), title=f"{chosen[0].label} on {env_id}, {len(runs)} seed(s)")
+        print(f"wrote {args.plot}")
     return 0
 
 
@@ -180,6 +184,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     curve.add_argument("dir", help="run folder written by 'nas-envs run'")
     curve.add_argument("--agent", default=None, help="the agent whose runs to draw (needed when DIR holds several)")
     curve.add_argument("--window", type=positive_int, default=100, help="architectures per point")
+    curve.add_argument("--plot", default=None, metavar="PNG", help="also draw the curve")
     curve.set_defaults(handler=_curve)
 
     incumbents = commands.add_parser("incumbents", help="list every run's final incumbent, to train them for real "

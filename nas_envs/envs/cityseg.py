@@ -121,6 +121,8 @@ class CitySegMOPEnv(SequentialNASEnv):
     * v0: bundle ``cityseg-v0``; supernet protocol ``cityseg-scenes64-supernet-v1``.
     """
 
+    reward_modes = REWARD_MODES
+
     def __init__(
         self,
         problem: int = 1,

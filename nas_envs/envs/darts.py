@@ -54,7 +54,9 @@ class SurrNASDartsEnv(SequentialNASEnv):
     0 on every step but the last; on the step that completes the architecture, its validation accuracy as a
     fraction in [0, 1]: with ``noise=True`` (the default) a draw around the surrogate ensemble's mean whose std
     is the ensemble's spread, calibrated and clipped to the seed-to-seed noise of real trainings (the bundle's
-    noise subset); the mean with ``noise=False``.
+    noise subset); the mean with ``noise=False``. For learning, ``reward="standardised"`` gives the accuracy in
+    standard deviations of random architectures from their mean, and ``reward="percentile"`` the fraction of
+    random architectures that score lower (:mod:`nas_envs.envs.rewards`); ``info["score"]`` stays the accuracy.
 
     ## Starting State
 
@@ -78,7 +80,7 @@ class SurrNASDartsEnv(SequentialNASEnv):
     import gymnasium as gym
     import nas_envs
     env = gym.make("SurrNAS-DARTS-v0", budget_seconds=None, noise=True, surrogate="xgb", render_mode=None,
-                   strict_budget=False)
+                   strict_budget=False, reward="accuracy")
     ```
 
     * ``budget_seconds``: simulated seconds available, or None for no limit.
@@ -87,6 +89,7 @@ class SurrNASDartsEnv(SequentialNASEnv):
       calibrated noise; on the noise subset it ranks better than either, see the README).
     * ``render_mode``: ``"ansi"`` (genotype and objectives) or ``"rgb_array"`` (both cells drawn as DAGs; needs the
       ``plot`` extra).
+    * ``reward``: ``"accuracy"`` (default), ``"standardised"`` or ``"percentile"`` (see Rewards).
     * ``strict_budget``: raise ``BudgetExhaustedError`` from a plain ``reset()`` once the budget is spent.
     * ``bundle``: the surrogate bundle; the id pins its release (``darts-v0``). A folder written by ``nas-envs fit``
       evaluates with a refit instead.

@@ -41,7 +41,8 @@ class SurrNASFBNetEnv(SequentialNASEnv):
 
     ## Rewards
 
-    0 on every step but the last; on the 22nd step the validation accuracy (fraction), noisy with ``noise=True``.
+    0 on every step but the last; on the 22nd step the validation accuracy (fraction), noisy with ``noise=True``;
+    ``reward="standardised"`` or ``"percentile"`` as in ``SurrNAS-DARTS-v0``.
 
     ## Starting State
 

@@ -21,6 +21,7 @@ from nas_envs.envs.episodes import (
     check_budget,
     make_observation_space,
 )
+from nas_envs.envs.rewards import REWARDS, check_reward, shaped_reward
 
 _ONE = np.ones(1, dtype=bool)
 
@@ -49,6 +50,7 @@ class SequentialNASEnv(gym.Env):
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     benchmark_name: str = ""
+    reward_modes: tuple[str, ...] = REWARDS
 
     def __init__(
         self,
@@ -58,6 +60,7 @@ class SequentialNASEnv(gym.Env):
         render_mode: str | None = None,
         bundle: "str | os.PathLike | None" = None,
         strict_budget: bool = False,
+        reward: str = "accuracy",
         benchmark: Benchmark | None = None,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -68,6 +71,7 @@ class SequentialNASEnv(gym.Env):
         self.budget_seconds = check_budget(budget_seconds)
         self.noise = check_flag("noise", noise)
         self.strict_budget = check_flag("strict_budget", strict_budget)
+        self.reward_mode = check_reward(reward)
         self.render_mode = render_mode
         d, a = self.space.num_decisions, self.space.num_actions
         self.action_space = spaces.Discrete(a)
@@ -153,8 +157,8 @@ class SequentialNASEnv(gym.Env):
         return ()
 
     def _reward(self, values: dict[str, np.ndarray]) -> np.ndarray:
-        """The rewards of just-completed architectures (default: the benchmark's single-objective score)."""
-        return self.benchmark.score(values)
+        """The rewards of just-completed architectures (see :mod:`nas_envs.envs.rewards`)."""
+        return shaped_reward(self.benchmark, self.reward_mode, values)
 
     def _score(self, _rows: np.ndarray, genes: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
         values = self.benchmark.evaluate_genes(genes, self.noise, self.np_random)

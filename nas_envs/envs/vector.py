@@ -13,6 +13,7 @@ from gymnasium.vector.utils import batch_space
 from nas_envs.benchmarks import Benchmark, make_benchmark
 from nas_envs.checks import check_flag
 from nas_envs.envs.episodes import Episodes, check_budget, make_observation_space
+from nas_envs.envs.rewards import check_reward, shaped_reward
 
 
 class SequentialNASVectorEnv(VectorEnv):
@@ -37,6 +38,7 @@ class SequentialNASVectorEnv(VectorEnv):
         surrogate: str | None = None,
         render_mode: str | None = None,
         bundle: "str | os.PathLike | None" = None,
+        reward: str = "accuracy",
         benchmark: Benchmark | None = None,
     ) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
@@ -49,6 +51,7 @@ class SequentialNASVectorEnv(VectorEnv):
         self.num_envs = int(num_envs)
         self.budget_seconds = check_budget(budget_seconds)
         self.noise = check_flag("noise", noise)
+        self.reward_mode = check_reward(reward)
         self.render_mode = None
         d, a = self.space.num_decisions, self.space.num_actions
         self.single_action_space = spaces.Discrete(a)
@@ -128,7 +131,7 @@ class SequentialNASVectorEnv(VectorEnv):
     def _score(self, rows: np.ndarray, genes: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
         """Rewards, objectives and simulated seconds of the architectures completed by copies ``rows``."""
         values = self.benchmark.evaluate_genes(genes, self.noise, self.np_random)
-        return self.benchmark.score(values), values, self.benchmark.simulated_seconds(values)
+        return shaped_reward(self.benchmark, self.reward_mode, values), values, self.benchmark.simulated_seconds(values)
 
     def _start_budgets(self) -> None:
         """Called when every copy starts a fresh simulated budget."""

@@ -1,0 +1,34 @@
+"""Rewards computed from a benchmark's single-objective score, one implementation for the single and vector envs.
+
+- ``"accuracy"`` (the default of SurrNAS-DARTS and -FBNet): the score itself, validation accuracy in [0, 1].
+- ``"standardised"``: ``(score - mean) / std`` of the scores of random architectures (the benchmark's
+  :meth:`~nas_envs.benchmarks.base.Benchmark.random_reference`): 0 for a typical random architecture, +1 one
+  standard deviation better. Architectures differ by well under 1 % of accuracy, which default RL settings barely
+  see; standardised they differ by units.
+- ``"percentile"``: the fraction of random architectures that score lower, in [0, 1].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nas_envs.benchmarks.base import Benchmark
+
+REWARDS = ("accuracy", "standardised", "percentile")
+
+
+def check_reward(reward: str) -> str:
+    if reward not in REWARDS:
+        raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+    return reward
+
+
+def shaped_reward(benchmark: Benchmark, reward: str, values: dict[str, np.ndarray]) -> np.ndarray:
+    """The rewards of just-evaluated architectures under reward mode ``reward``."""
+    score = benchmark.score(values)
+    if reward == "accuracy":
+        return score
+    reference = benchmark.random_reference()
+    if reward == "standardised":
+        return (score - reference.mean()) / reference.std()
+    return np.searchsorted(reference, score, side="left") / len(reference)
