@@ -276,3 +276,28 @@ def test_curve_takes_the_agent_the_folder_holds(tmp_path, capsys):
     assert "mean score" in capsys.readouterr().out
     assert main(["curve", str(out), "--agent", "ppo"]) == 2
     assert "holds no runs of 'ppo'" in capsys.readouterr().err
+
+
+def test_tables_say_n_a_for_one_seed_and_plots_read_an_agents_own_folder(tmp_path, capsys):
+    out = tmp_path / "runs"
+    assert main(["run", "--env", ENV_ID, "--agent", "re", "--budget", "2h", "--seeds", "1", "--out", str(out)]) == 0
+    assert "n/a" in capsys.readouterr().out and "+- 0.000" not in capsys.readouterr().out
+    assert main(["plot", str(out / "re"), "-o", str(tmp_path / "re.png")]) == 0  # the agent's folder itself
+    assert "re " in capsys.readouterr().out
+
+
+def test_moea_table_ranks_only_the_algorithms_that_ran():
+    from nas_envs.agents.moea import baseline_table
+
+    table = baseline_table([{"problem": 1, "algorithm": "nsga2", "seed": 0, "hv": 0.8},
+                            {"problem": 1, "algorithm": "rvea", "seed": 0, "hv": 0.9}])
+    row = next(line for line in table.splitlines() if line.startswith("| MOP1 "))
+    assert row.endswith("| rvea > nsga2 | nsga2 > rvea |")  # the paper's order of the same two
+
+
+def test_list_sorts_naturally_and_describes_each_id(capsys):
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    ids = [line.split()[0] for line in lines]
+    assert ids[:3] == ["CitySeg-MOP1-v0", "CitySeg-MOP2-v0", "CitySeg-MOP3-v0"] and len(ids) == 17
+    assert all("(" in line and "v0" in line.split()[1] for line in lines)  # bundle, objectives and reward
