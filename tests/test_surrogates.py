@@ -361,3 +361,18 @@ def test_the_pooled_surrogate_is_scored_on_what_the_benchmark_predicts():
     assert scored["noise_subset"]["val_accuracy"]["surrogate_mae"] == pytest.approx(expected)
     with pytest.raises(ValueError, match="fitted one by one"):
         leave_one_source_out("darts", "xgb+gin")
+
+
+@pytest.mark.slow
+def test_the_model_card_shows_what_evaluate_surrogate_computes(tmp_path):
+    from nas_envs.benchmarks.fit import score_bundle
+    from nas_envs.cli import main
+
+    assert main(["model-card", "darts", "--out", str(tmp_path)]) == 0
+    card = (tmp_path / "darts-v0.md").read_text()
+    for kind in ("xgb", "gin", "xgb+gin"):
+        noise = score_bundle("darts", kind)["noise_subset"]["val_accuracy"]
+        row = next(line for line in card.splitlines() if line.startswith(f"| {kind} | "))
+        assert f"| {noise['surrogate_r2']:.2f} | {noise['surrogate_sparse_kendall_tau']:.2f} | " \
+               f"{100 * noise['surrogate_mae']:.2f} % |" in row
+    assert (tmp_path / "darts-v0-scatter.png").stat().st_size > 0 and "trained for real" in card

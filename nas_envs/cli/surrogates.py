@@ -58,6 +58,14 @@ def _evaluate_surrogate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _model_card(args: argparse.Namespace) -> int:
+    from nas_envs.benchmarks.model_card import write_model_card
+
+    card = write_model_card(args.space, bundle=args.bundle, out_dir=Path(args.out), refits=args.refits)
+    print(f"wrote {card}")
+    return 0
+
+
 def add_commands(commands: argparse._SubParsersAction) -> None:
     fit = commands.add_parser("fit", help="fit a benchmark's surrogates on the collected data")
     fit.add_argument("space", choices=["darts", "fbnet", "cityseg"])
@@ -79,4 +87,13 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     evaluate.add_argument("--learning-curve", default=None, metavar="PNG",
                           help="refit on 10%%..100%% of the data and plot R2 and sparse Kendall tau")
     evaluate.set_defaults(handler=_evaluate_surrogate)
+
+    card = commands.add_parser("model-card", help="write a bundle's model card (Markdown and figures), generated from "
+                               "its manifest and the data")
+    card.add_argument("space", choices=["darts", "fbnet", "cityseg"])
+    card.add_argument("--bundle", default=None, help="a release (default: the space's newest) or a bundle folder")
+    card.add_argument("--out", default="docs/model-cards", help="folder to write to")
+    card.add_argument("--refits", action="store_true", help="add leave-one-source-out and the learning curve "
+                      "(refits the XGB ensemble: minutes)")
+    card.set_defaults(handler=_model_card)
 

@@ -1,0 +1,185 @@
+"""Model cards: what a bundle's surrogates were fitted on and how good they are, generated from its manifest and
+the data (``nas-envs model-card``), never typed by hand.
+
+Every number comes from the functions ``nas-envs evaluate-surrogate`` prints, so the two always agree.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from nas_envs.assets import DEFAULT_BUNDLES, REPO_ASSETS, data_path, require_data, resolve_bundle
+from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
+from nas_envs.surrogates.manifest import read_verified_manifest
+
+logger = logging.getLogger(__name__)
+ACCURACY_KINDS = ("xgb", "gin", "xgb+gin")
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.2f} %"
+
+
+def _quality_rows(space: str, bundle: Path) -> tuple[list[str], dict]:
+    """Markdown rows of every accuracy model (and the pooled one) judged on the data as it is now."""
+    from nas_envs.benchmarks.fit import score_bundle
+
+    rows, scored = [], {}
+    models = read_verified_manifest(bundle, "")["models"]
+    for kind in ACCURACY_KINDS:
+        if any(part not in models for part in kind.split("+")):
+            continue
+        logger.info("model card: scoring %s", kind)
+        report = score_bundle(space, kind, bundle=bundle)
+        scored[kind] = report
+        held = report["held_out_metrics"].get("val_accuracy")
+        noise = report["noise_subset"].get("val_accuracy")
+        held_cells = (f"{held['n']} | {held['r2']:.2f} | {held['sparse_kendall_tau']:.2f} | {_pct(held['mae'])}"
+                      if held else "too few records | - | - | -")
+        noise_cells = (f"{noise['surrogate_n']} | {noise['surrogate_r2']:.2f} | "
+                       f"{noise['surrogate_sparse_kendall_tau']:.2f} | {_pct(noise['surrogate_mae'])} | "
+                       f"{_pct(noise['single_training_mae'])} | {_pct(noise['constant_mae'])}"
+                       if noise else "none | - | - | - | - | -")
+        rows.append(f"| {kind} | {held_cells} | {noise_cells} |")
+    return rows, scored
+
+
+def _scatter(space: str, bundle: Path, kind: str, output: Path) -> None:
+    """Predicted (noise-free) against measured (seed means) validation accuracy on the noise subset."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from nas_envs.benchmarks import make_benchmark
+    from nas_envs.benchmarks.fit import load_dataset
+
+    protocol = DEFAULT_PROTOCOL[space]
+    data = load_dataset(require_data(data_path(protocol)), protocol)
+    measured = np.array([v.mean() for v in data.noise_targets["val_accuracy"]])
+    predicted = make_benchmark(space, surrogate=kind, bundle=bundle).evaluate(data.noise_genes, noise=False)
+    figure, ax = plt.subplots(figsize=(4.2, 4.2))
+    ax.scatter(100 * measured, 100 * predicted["val_accuracy"], s=12, alpha=0.7)
+    low, high = 100 * min(measured.min(), predicted["val_accuracy"].min()), 100 * max(measured.max(),
+                                                                                   predicted["val_accuracy"].max())
+    ax.plot([low, high], [low, high], color="grey", linewidth=1, linestyle=":")
+    ax.set_xlabel("measured, mean of the seeds (%)")
+    ax.set_ylabel(f"{kind}, noise-free (%)")
+    ax.set_title(f"{space}: validation accuracy, {len(measured)} held-out architectures", fontsize=9)
+    figure.tight_layout()
+    figure.savefig(output, dpi=110)
+    plt.close(figure)
+
+
+def _incumbent_rows(space: str) -> list[str]:
+    """The final incumbents of the committed searches, trained for real, against what the searches saw."""
+    from nas_envs.groundtruth.analysis import incumbent_check, load
+
+    folder = REPO_ASSETS / "data" / "trajectories" / "incumbents"
+    protocol = DEFAULT_PROTOCOL[space]
+    records = load(require_data(data_path(protocol)), protocol)
+    rows = []
+    for path in sorted(folder.glob(f"{space}_*.jsonl")) if folder.is_dir() else []:
+        check = incumbent_check(records, [json.loads(line) for line in path.read_text().splitlines()])
+        if check.get("incumbents"):
+            rows.append(f"| `{path.name}` | {check['incumbents']} | {_pct(check['observed'])} | "
+                        f"{_pct(check['surrogate_mean'])} | {_pct(check['measured'])} "
+                        f"(+- {_pct(check['measured_standard_error'])}) | {_pct(check['random_mean'])} |")
+    return rows
+
+
+def write_model_card(space: str, bundle: str | Path | None = None, out_dir: Path = Path("."),
+                     refits: bool = False) -> Path:
+    """Write ``<bundle>.md`` (and its figures) to ``out_dir``; returns the card's path. ``refits`` adds the
+    analyses that refit the XGB ensemble (leave one source out, learning curve: minutes)."""
+    name = bundle or DEFAULT_BUNDLES[space]
+    folder, _ = resolve_bundle(name)
+    title = Path(str(name)).name
+    manifest = read_verified_manifest(folder, "")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lines = [f"# Model card: `{title}`", "",
+             f"Generated by `nas-envs model-card {space}` from the bundle's manifest and the committed data; "
+             "regenerate it rather than editing it.", ""]
+    if space == "cityseg":
+        lines += _cityseg_card(manifest)
+    else:
+        lines += _surrogate_card(space, folder, manifest, out_dir, title, refits)
+    card = out_dir / f"{title}.md"
+    card.write_text("\n".join(lines) + "\n")
+    return card
+
+
+def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, title: str, refits: bool) -> list[str]:
+    models = manifest["models"]
+    lines = ["## What it was fitted on", "",
+             f"Protocol `{manifest['protocol']}` (data file `assets/data/{manifest['data']['file']}`). Every model is "
+             "fitted on 90 % of the training records and judged on the other 10 % (a fixed split by job key) and on "
+             "the noise subset: architectures trained with several seeds, never fitted on.", "",
+             "| model | targets | fitted on (records) | held out | data lines read |",
+             "| --- | --- | --- | --- | --- |"]
+    for kind, entry in models.items():
+        lines.append(f"| {kind} | {', '.join(entry['targets'])} | {entry['fit_records']} | "
+                     f"{entry['held_out_records']} | {entry['data_lines']} |")
+    rows, scored = _quality_rows(space, folder)
+    current = next(iter(scored.values()), {})
+    lines += ["", "## Quality (validation accuracy)", "",
+              f"Judged on the data as it is now ({current.get('data_lines', '?')} lines; the models read "
+              f"{current.get('bundle_data_lines', '?')}): the held-out split, and the noise subset's seed means, "
+              "against the error of one training (one seed against the mean of the others) and of a constant. "
+              "Same numbers as `nas-envs evaluate-surrogate " + space + " --model KIND`.", "",
+              "| model | held out | R2 | sparse Kendall tau | MAE | noise subset | R2 | sparse Kendall tau | MAE | "
+              "one training's MAE | constant's MAE |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |", *rows]
+    if current.get("r2_ceiling", {}).get("val_accuracy"):
+        ceiling = current["r2_ceiling"]["val_accuracy"]
+        lines += ["", f"What seed noise allows: R2 at most {ceiling['held_out_single_seed']:.2f} on single trainings "
+                  f"(held out) and {ceiling['noise_subset_seed_means']:.2f} on the noise subset's seed means."]
+    best = "xgb+gin" if "xgb+gin" in scored else next(iter(scored), None)
+    if best is not None:
+        figure = out_dir / f"{title}-scatter.png"
+        _scatter(space, folder, best, figure)
+        lines += ["", f"![predicted against measured]({figure.name})"]
+    if refits:
+        from nas_envs.benchmarks.fit import leave_one_source_out, quality_against_data_size
+
+        logger.info("model card: leave-one-source-out refits")
+        loso = leave_one_source_out(space, "xgb")
+        lines += ["", "## Leave one source out (XGB refitted without each source, judged on it)", "",
+                  "| source | records | R2 | sparse Kendall tau | bias |", "| --- | --- | --- | --- | --- |"]
+        for source, metrics in loso.items():
+            m = metrics["val_accuracy"]
+            lines.append(f"| {source} | {m['n']} | {m['r2']:.2f} | {m['sparse_kendall_tau']:.2f} | "
+                         f"{100 * m['bias']:+.2f} % |")
+        logger.info("model card: learning-curve refits")
+        curve = quality_against_data_size(space, "xgb")
+        lines += ["", "## Learning curve (XGB refitted on growing parts of the fitting split)", "",
+                  "| fitting records | held-out R2 | noise-subset R2 | noise-subset sparse Kendall tau |",
+                  "| --- | --- | --- | --- |"]
+        for point in curve:
+            noise = point["noise_subset"]["val_accuracy"]
+            lines.append(f"| {point['records']} | {point['held_out']['val_accuracy']['r2']:.2f} | "
+                         f"{noise['surrogate_r2']:.2f} | {noise['surrogate_sparse_kendall_tau']:.2f} |")
+    incumbents = _incumbent_rows(space)
+    if incumbents:
+        lines += ["", "## Incumbents of searches, trained for real", "",
+                  "The final incumbents of committed agent runs, each trained once: what the searches observed "
+                  "(noisy draws, the best of many), the surrogate's noise-free mean, and the training.", "",
+                  "| list | incumbents | observed | surrogate mean | measured | random architectures |",
+                  "| --- | --- | --- | --- | --- | --- |", *incumbents]
+    return lines
+
+
+def _cityseg_card(manifest: dict) -> list[str]:
+    held = manifest.get("held_out_metrics", {})
+    lines = ["## What it was fitted on", "",
+             f"Protocol `{manifest['protocol']}`: sub-networks of the CitySeg supernet scored on held-out scenes; the "
+             f"rank-net ensemble is fitted on {manifest['fit_records']} and judged on {manifest['held_out_records']} "
+             "held-out sub-networks. Latency tables are measured, energy modelled, FLOPs and parameters exact "
+             "(`docs/cityseg.md`).", "", "## Quality (validation mIoU, held out)", "",
+             "| metric | value |", "| --- | --- |"]
+    lines += [f"| {key} | {value:.4g} |" for key, value in held.items() if isinstance(value, (int, float))]
+    return lines
