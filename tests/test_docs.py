@@ -19,3 +19,12 @@ def test_readme_python_blocks_run_and_reproduce(tmp_path, block):
         assert done.returncode == 0, done.stderr[-2000:]
         outputs.append(done.stdout)
     assert outputs[0] and outputs[0] == outputs[1]
+
+
+@pytest.mark.slow
+def test_the_docs_site_builds_without_warnings(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "site" / "model-cards" / "darts-v0" / "index.html").exists()
+    assert (tmp_path / "site" / "notebooks" / "03_rl_controller" / "index.html").exists()

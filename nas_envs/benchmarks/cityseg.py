@@ -3,7 +3,7 @@
 Objectives (all minimised), per architecture:
 
 - ``err``: 1 - validation mIoU, predicted by the bundled rank-net ensemble (fitted on sub-networks scored with the
-  supernet's weights, see ``assets/data/README.md``); noisy draws follow the ensemble spread calibrated to the
+  supernet's weights, see ``docs/data-card.md``); noisy draws follow the ensemble spread calibrated to the
   measured repeat noise;
 - ``h1_latency``, ``h2_latency``: milliseconds per image, the sum of the measured look-up entries of the network's
   head, stages and decoder (``nas_envs.groundtruth.cityseg_hardware``), times U(0.98, 1.02) when noisy;

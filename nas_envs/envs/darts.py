@@ -28,7 +28,7 @@ class SurrNASDartsEnv(SequentialNASEnv):
     inputs and four intermediate nodes; every node takes two distinct earlier inputs and applies one of seven
     operations (``max_pool_3x3, avg_pool_3x3, skip_connect, sep_conv_3x3, sep_conv_5x5, dil_conv_3x3,
     dil_conv_5x5``) to each. The agent builds one architecture per episode. When it is complete, the bundled
-    surrogate, fitted on this project's own Fashion-MNIST trainings (see ``assets/data/README.md``), predicts its
+    surrogate, fitted on this project's own Fashion-MNIST trainings (see ``docs/data-card.md``), predicts its
     validation accuracy, test accuracy and training time; parameters and FLOPs are exact.
 
     ## Action Space

@@ -25,7 +25,7 @@ class SurrNASFBNetEnv(SequentialNASEnv):
     ``1, 1, 2, 2, 1, 2, 1``), a 1x1 head and a classifier. Each layer is one of nine blocks: inverted residuals
     ``k{3,5}_e{1,3,6}`` (kernel size, expansion), group-2 variants ``k{3,5}_e1_g2`` with channel shuffle, or
     ``skip``. When the 22 choices are made, the bundled surrogate, fitted on this project's own Fashion-MNIST
-    trainings of these networks at half width (see ``assets/data/README.md``), predicts validation and test
+    trainings of these networks at half width (see ``docs/data-card.md``), predicts validation and test
     accuracy and training time; parameters and FLOPs are exact.
 
     ## Action Space
@@ -69,7 +69,7 @@ class SurrNASFBNetEnv(SequentialNASEnv):
     ## Version History
 
     * v0: bundle ``fbnet-v0``, fitted on protocol ``fbnet-fmnist14-half-e4-v1``, whose seed noise is as large as
-      the spread across architectures (``assets/data/README.md``): its rewards are mostly training noise.
+      the spread across architectures (``docs/data-card.md``): its rewards are mostly training noise.
     """
 
     benchmark_name = "fbnet"

@@ -1,7 +1,7 @@
 """Resumable, crash-safe collection of real trainings into an append-only JSON-lines file.
 
 A *job* is (source, subset, index, seed): the architecture is a pure function of (space, source, subset, index),
-so a job means the same training in every process and every session. The parent process is the only writer: it
+so a job means the same training in every process and on every run. The parent process is the only writer: it
 appends one complete line per finished training with a single ``write`` followed by ``fsync``. On start it drops a
 trailing partial line (only possible if the writer itself was killed mid-write; a complete record that lacks only
 its newline is kept) and skips every job already in the file, so ``kill -9`` at any moment loses at most the
@@ -93,7 +93,7 @@ def _file_digest(path: str) -> str:
 
 
 def job_architecture(space: SearchSpace, job: Job) -> np.ndarray:
-    """The architecture of a job: a pure function of the job, identical in every process and session."""
+    """The architecture of a job: a pure function of the job, identical in every process and on every run."""
     if job.trajectory:
         return space.from_string(trajectory_architectures(job.trajectory)[job.index])
     rng = np.random.default_rng([_STREAM_IDS[(job.source, job.subset)], job.index])

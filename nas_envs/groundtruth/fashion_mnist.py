@@ -1,6 +1,6 @@
 """Fashion-MNIST from Debian's ``dataset-fashion-mnist`` package, with the fixed splits of the protocol.
 
-Splits (documented in ``assets/data/README.md``): the 60,000 official training images are permuted once with
+Splits (documented in ``docs/data-card.md``): the 60,000 official training images are permuted once with
 ``numpy.random.default_rng(SPLIT_SEED)``; the first ``n_train`` of that permutation are the training set, the next
 ``n_val`` the validation set. The test set is the official 10,000 test images.
 """

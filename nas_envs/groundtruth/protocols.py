@@ -88,7 +88,7 @@ PROTOCOLS: dict[str, Protocol] = {
             weight_decay=5e-4,
             label_smoothing=0.1,
         ),
-        # Noise pilot: the 4-epoch FBNet protocol measured a noise ratio below 1 (see assets/data/README.md).
+        # Noise pilot: the 4-epoch FBNet protocol measured a noise ratio below 1 (see docs/data-card.md).
         Protocol(
             name="fbnet-fmnist14-half-e8-v1",
             space="fbnet",
