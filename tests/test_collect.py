@@ -297,3 +297,13 @@ def test_trajectory_jobs_are_keyed_by_the_file_content_not_its_folder(tmp_path):
         paths.append(str(path))
     keys = [{job.key for job in plan("darts", "random", "train", 4, 1, trajectory=p)} for p in paths]
     assert not keys[0] & keys[1]  # same folder and file names, other architectures: other jobs
+
+
+def test_pool_heavy_jobs_fill_the_normal_cell_with_pooling():
+    space = get_space("darts")
+    pools = {"max_pool_3x3", "avg_pool_3x3"}
+    counts = [space.count_ops(job_architecture(space, job), "normal", pools)
+              for job in plan("darts", "pool-heavy", "train", 40, 1)]
+    assert min(counts) >= 6 and max(counts) == 8
+    with pytest.raises(ValueError, match="allowed: \\('random', 'param-free'\\)"):
+        plan("fbnet", "pool-heavy", "train", 2, 1)

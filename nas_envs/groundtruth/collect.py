@@ -36,10 +36,11 @@ from nas_envs.parallel import worker_pool
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
 
-SOURCES = ("random", "param-free")  # plus optimiser trajectories, named after their agent
+SOURCES = ("random", "param-free", "pool-heavy")  # plus optimiser trajectories, named after their agent
 SUBSETS = ("train", "noise")
 # Distinct random streams per (source, subset), so that adding jobs to one never changes another's architectures.
-_STREAM_IDS = {("random", "train"): 1, ("random", "noise"): 2, ("param-free", "train"): 3, ("param-free", "noise"): 4}
+_STREAM_IDS = {("random", "train"): 1, ("random", "noise"): 2, ("param-free", "train"): 3, ("param-free", "noise"): 4,
+               ("pool-heavy", "train"): 5, ("pool-heavy", "noise"): 6}
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,8 @@ def job_architecture(space: SearchSpace, job: Job) -> np.ndarray:
         return space.from_string(trajectory_architectures(job.trajectory)[job.index])
     rng = np.random.default_rng([_STREAM_IDS[(job.source, job.subset)], job.index])
     genes = space.sample(seed=rng)
-    if job.source == "param-free":
-        genes = space.poor_region_variant(genes, rng)
+    if job.source != "random":
+        genes = space.poor_region_variant(genes, rng, region=job.source)
     return genes
 
 
@@ -136,8 +137,9 @@ def plan(space: str, source: str, subset: str, n: int, seeds: int, start: int = 
         if hasattr(search_space, "degenerate_rows"):  # CitySeg's head depth 0: scored at the nadir, never measured
             genes = np.stack([search_space.from_string(architectures[i]) for i in indices])
             indices = [i for i, bad in zip(indices, search_space.degenerate_rows(genes)) if not bad]
-    elif source not in SOURCES:
-        raise ValueError(f"unknown source {source!r}; allowed: {SOURCES} or --trajectory FILE")
+    elif source not in SOURCES or (source != "random" and source not in getattr(get_space(space), "poor_regions", ())):
+        allowed = ("random", *getattr(get_space(space), "poor_regions", ()))
+        raise ValueError(f"unknown source {source!r} for {space}; allowed: {allowed} or --trajectory FILE")
     return [Job(space, source, subset, i, s, trajectory) for i in indices for s in range(seeds)]
 
 

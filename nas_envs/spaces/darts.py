@@ -275,14 +275,21 @@ class DartsSpace(SearchSpace):
         node_type, edge_index, edge_type = self.graphs(np.asarray(genes, dtype=np.int64)[None])
         return node_type[0], edge_index[0], edge_type[0]
 
-    def poor_region_variant(self, genes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """A variant with 5 to 8 parameter-free ops in the normal cell (a known poor region of the space)."""
+    poor_regions = ("param-free", "pool-heavy")
+
+    def poor_region_variant(self, genes: np.ndarray, rng: np.random.Generator, region: str = "param-free"
+                            ) -> np.ndarray:
+        """A variant in a known poor region of the space: ``"param-free"``, 5 to 8 parameter-free ops (pools and
+        skips) in the normal cell; ``"pool-heavy"``, 6 to 8 pooling ops in the normal cell (rare among random
+        architectures, where the surrogates over-predict them)."""
+        low, choices = {"param-free": (5, sorted(PARAMETER_FREE_OPS)),
+                        "pool-heavy": (6, ["avg_pool_3x3", "max_pool_3x3"])}[region]
         genes = np.array(genes, dtype=np.int64, copy=True)
         op_positions = [node * GENES_PER_NODE + slot for node in range(NUM_NODES) for slot in (_OP_A, _OP_B)]
-        count = int(rng.integers(5, 2 * NUM_NODES + 1))
-        free_ops = [OPS.index(name) for name in sorted(PARAMETER_FREE_OPS)]
+        count = int(rng.integers(low, 2 * NUM_NODES + 1))
+        codes = [OPS.index(name) for name in choices]
         for position in rng.choice(op_positions, size=count, replace=False):
-            genes[position] = free_ops[int(rng.integers(len(free_ops)))]
+            genes[position] = codes[int(rng.integers(len(codes)))]
         return genes
 
     # --- descriptive statistics used by analyses ------------------------------------------------------------

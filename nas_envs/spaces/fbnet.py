@@ -70,7 +70,10 @@ class FBNetSpace(SearchSpace):
                     result.append(changed)
         return result
 
-    def poor_region_variant(self, genes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    poor_regions = ("param-free",)
+
+    def poor_region_variant(self, genes: np.ndarray, rng: np.random.Generator, region: str = "param-free"
+                            ) -> np.ndarray:
         """A variant with 11 to 22 of the layers turned into ``skip`` (a shallow, parameter-poor network)."""
         genes = np.array(genes, dtype=np.int64, copy=True)
         count = int(rng.integers(NUM_LAYERS // 2, NUM_LAYERS + 1))
