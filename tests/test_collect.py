@@ -1,7 +1,7 @@
 """The collector on the seconds-long 'darts-smoke' protocol: real trainings, real processes, real kill -9."""
 
-import io
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -67,25 +67,34 @@ def test_kill_9_mid_run_loses_only_trainings_in_flight_and_resume_completes(tmp_
 @pytest.mark.slow
 def test_a_job_another_collector_finished_is_neither_trained_nor_written_again(tmp_path):
     elsewhere = tmp_path / "elsewhere.jsonl"
-    collect(elsewhere, SMOKE, plan("darts", "random", "train", 3, 1), workers=1, log=io.StringIO())
+    collect(elsewhere, SMOKE, plan("darts", "random", "train", 3, 1), workers=1)
     lines = {json.loads(line)["job"]: line for line in elsewhere.read_text().splitlines(keepends=True)}
     out = tmp_path / "smoke.jsonl"
 
-    class OtherCollector(io.StringIO):
+    class OtherCollector(logging.Handler):
         """When this collector reports its first record, another one appends the job still in flight here
         (0 or 1, with two workers) and job 2, which has not started here yet."""
 
-        def write(self, text: str) -> int:
+        messages: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            text = record.getMessage()
+            self.messages.append(text)
             if "[1/3]" in text:
                 in_flight = ({"random/train/0/r0", "random/train/1/r0"} - {text.split()[2]}).pop()
                 with open(out, "a") as handle:
                     handle.write(lines[in_flight] + lines["random/train/2/r0"])
-            return super().write(text)
 
-    log = OtherCollector()
-    assert collect(out, SMOKE, plan("darts", "random", "train", 3, 1), workers=2, log=log) == 1
+    other = OtherCollector()
+    collector_log = logging.getLogger("nas_envs.groundtruth.collect")
+    collector_log.addHandler(other)
+    collector_log.setLevel(logging.INFO)
+    try:
+        assert collect(out, SMOKE, plan("darts", "random", "train", 3, 1), workers=2) == 1
+    finally:
+        collector_log.removeHandler(other)
     assert sorted(r["job"] for r in read_records(out)) == sorted(lines)  # each job once
-    dropped = [line for line in log.getvalue().splitlines() if "written meanwhile by another collector" in line]
+    dropped = [line for line in other.messages if "written meanwhile by another collector" in line]
     assert len(dropped) == 1 and "random/train/2/r0" not in dropped[0]  # job 2 never started here
 
 

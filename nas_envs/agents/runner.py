@@ -23,16 +23,11 @@ import nas_envs  # noqa: F401 - registers the environment ids
 from nas_envs.agents.trajectory import Evaluator, SearchBudgetSpent, TrajectoryRecorder
 from nas_envs.extras import available, require
 from nas_envs.parallel import ray_imap_unordered, worker_pool
+from nas_envs.progress import disabled as progress_disabled
 
 AGENT_NAMES = ("rs", "re", "ls", "de", "bananas", "tpe", "reinforce", "ppo")
 logger = logging.getLogger(__name__)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def progress_disabled() -> bool | None:
-    """tqdm's ``disable``: off when the library's log level hides information (``nas-envs --quiet``), else shown on
-    terminals only."""
-    return None if logging.getLogger("nas_envs").isEnabledFor(logging.INFO) else True
 
 
 def parse_duration(text: str) -> float:

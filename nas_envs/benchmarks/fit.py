@@ -22,6 +22,7 @@ from nas_envs.benchmarks.model_kinds import MODEL_KINDS, PooledKinds, load_bundl
 from nas_envs.groundtruth.analysis import device, device_offsets, noise_groups, noise_summary
 from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL, PROTOCOLS
+from nas_envs.progress import progress
 from nas_envs.spaces import get_space
 from nas_envs.surrogates.manifest import MANIFEST, read_verified_manifest, write_manifest
 from nas_envs.surrogates.metrics import all_metrics, mae
@@ -336,7 +337,7 @@ def leave_one_source_out(space_name: str, kind: str = "xgb", protocol_name: str 
     """For every source with at least two records: fit on all other sources, score on that one."""
     space, _, _, data, cost_table = _resolve(space_name, kind, protocol_name)
     out = {}
-    for source in sorted(set(data.sources)):
+    for source in progress(sorted(set(data.sources)), desc="leave one source out"):
         held = np.flatnonzero(data.sources == source)
         rest = np.flatnonzero(data.sources != source)
         if len(held) < 2 or len(rest) < 10:
@@ -355,7 +356,7 @@ def quality_against_data_size(
     fit_rows, held_rows = held_out_split(data.sources, data.keys, seed)
     order = np.random.default_rng(seed).permutation(fit_rows)
     rows = []
-    for fraction in fractions:
+    for fraction in progress(fractions, desc="learning curve"):
         subset = np.sort(order[: max(10, int(round(fraction * len(order))))])
         with tempfile.TemporaryDirectory() as folder:
             report = fit_and_score(kind, space, data, cost_table, subset, held_rows, Path(folder), seed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 from concurrent.futures import as_completed
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 from nas_envs.agents.runner import AGENT_NAMES
 from nas_envs.benchmarks.surrogate_benchmark import SURROGATES
 from nas_envs.parallel import worker_pool
+from nas_envs.progress import progress
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -120,12 +122,12 @@ def _moea(args: argparse.Namespace) -> int:
     with worker_pool(args.workers) as pool, open(out, "a") as handle:
         futures = [pool.submit(run_moea, problem, algorithm, seed, args.evaluations, None, args.bundle)
                    for problem, algorithm, seed in todo]
-        for future in as_completed(futures):  # resumable: one line per finished run
+        for future in progress(as_completed(futures), total=len(futures), desc="MOEA runs"):  # resumable
             row = {**future.result(), "evaluations_asked": args.evaluations}
             handle.write(json.dumps(row) + "\n")
             handle.flush()
             done.append(row)
-            print(json.dumps(row), flush=True)
+            logging.getLogger("nas_envs.moea").info(json.dumps(row))
     selected = [r for r in done if r["problem"] in problems and r["evaluations_asked"] == args.evaluations]
     print(baseline_table(selected))
     return 0

@@ -28,6 +28,7 @@ from torch import nn
 
 from nas_envs.groundtruth.cityseg_net import CitySegNet
 from nas_envs.groundtruth.train import environment_description
+from nas_envs.progress import progress
 from nas_envs.spaces.cityseg import DEPTH_CHOICES, EXPAND_START, NETWORK_PARTS, NUM_STAGES, SLOT_STAGE, WIDTH_START
 
 SCENE_SHAPE = (1, 64, 64)
@@ -115,7 +116,8 @@ def measure_latency_table(profile: HardwareProfile, passes: int = 3) -> dict:
     torch.set_num_threads(profile.threads)
     try:
         configurations = list(part_configurations())
-        seconds = np.array([[time_part(part, key, profile.batch) for part, key in configurations]
+        seconds = np.array([[time_part(part, key, profile.batch)
+                             for part, key in progress(configurations, desc=f"{profile.name} parts", leave=False)]
                             for _ in range(passes)])
     finally:
         torch.set_num_threads(previous)

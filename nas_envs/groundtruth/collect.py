@@ -17,9 +17,9 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import socket
-import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -36,6 +36,7 @@ from nas_envs.parallel import worker_pool
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
 
+logger = logging.getLogger(__name__)
 SOURCES = ("random", "param-free", "pool-heavy")  # plus optimiser trajectories, named after their agent
 SUBSETS = ("train", "noise")
 # Distinct random streams per (source, subset), so that adding jobs to one never changes another's architectures.
@@ -353,7 +354,7 @@ def _ray_job(protocol_name: str, job: Job, device: str) -> dict:
 
 def collect(
     path: Path, protocol_name: str, jobs: Iterable[Job], workers: int = 1, backend: str = "local",
-    log=sys.stderr, device: str = "cpu",
+    device: str = "cpu",
 ) -> int:
     """Run the jobs not yet in ``path`` on ``device``; append each record as it finishes. Returns the number
     appended.
@@ -368,10 +369,10 @@ def collect(
     with locked(path):
         repaired = repair_tail(path)
     if repaired:
-        print(f"collect: removed a partial last line ({repaired} bytes) from {path}", file=log)
+        logger.warning("collect: removed a partial last line (%d bytes) from %s", repaired, path)
     done = done_jobs(path, protocol_name)
     todo = [job for job in jobs if not job.done_in(done)]
-    print(f"collect: {len(done)} done in {path}, {len(todo)} to run with {workers} {backend} worker(s)", file=log)
+    logger.info("collect: %d done in %s, %d to run with %d %s worker(s)", len(done), path, len(todo), workers, backend)
     if not todo:
         return 0
 
@@ -391,19 +392,15 @@ def collect(
         for record in runner(protocol_name, still_to_run(), workers, device):
             with locked(path):
                 if record["job"] in done_jobs(path, protocol_name):
-                    print(f"collect: {record['job']} was written meanwhile by another collector; dropped", file=log)
+                    logger.warning("collect: %s was written meanwhile by another collector; dropped", record["job"])
                     continue
                 writer.append(record)
             count += 1
             elapsed = time.time() - started
             score = record["val_accuracy"] if "val_accuracy" in record else record["val_miou"]  # CitySeg: mIoU
             seconds = record["train_seconds"] if "train_seconds" in record else record["eval_seconds"]
-            print(
-                f"collect: [{count}/{len(todo)}] {record['job']} val={score:.4f} took={seconds:.0f}s "
-                f"elapsed={elapsed:.0f}s",
-                file=log,
-                flush=True,
-            )
+            logger.info("collect: [%d/%d] %s val=%.4f took=%.0fs elapsed=%.0fs", count, len(todo), record["job"],
+                        score, seconds, elapsed)
     finally:
         writer.close()
     return count

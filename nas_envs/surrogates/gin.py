@@ -27,6 +27,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from nas_envs.progress import progress
+
 
 @dataclass(frozen=True)
 class GraphBatch:
@@ -270,7 +272,8 @@ class GINEnsemble:
             raise ValueError(f"expected targets of shape ({len(graphs)}, {config.outputs}), got {y.shape}")
         if y.min() < 0 or y.max() > 1:
             raise ValueError("the GIN ensemble predicts values in [0, 1] (accuracies as fractions)")
-        return cls(config, [fit_member(graphs, y, config, seed=seed * 1000 + k) for k in range(members)])
+        return cls(config, [fit_member(graphs, y, config, seed=seed * 1000 + k)
+                            for k in progress(range(members), desc="GIN members", leave=False)])
 
     #: float32 values of one edge-message tensor (members x edges x hidden) per forward pass: the activations of
     #: larger batches fall out of the L2 cache and cost more per architecture

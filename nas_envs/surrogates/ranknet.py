@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from nas_envs.progress import progress
+
 
 @dataclass(frozen=True)
 class RankNetConfig:
@@ -85,7 +87,8 @@ class RankNetEnsemble:
         config = RankNetConfig(inputs=x.shape[1], target_min=float(y.min()), target_max=float(y.max()), **options)
         if config.target_max <= config.target_min:
             raise ValueError("the targets are constant; a ranking model cannot be fitted")
-        return cls(config, [fit_member(x, y, config, seed * 1000 + k) for k in range(members)])
+        return cls(config, [fit_member(x, y, config, seed * 1000 + k)
+                            for k in progress(range(members), desc="rank-net members", leave=False)])
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=np.float32)
