@@ -150,3 +150,20 @@ def test_data_card_prints_a_readable_report_and_writes_figures_only_where_asked(
     assert "noise:" in printed and "ratio:" in printed and "000000" not in printed  # no float noise
     figures = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.png"))
     assert figures and all(f.startswith("data-card-darts-fmnist14-c8l8-e4-v1/") for f in figures)
+
+
+def test_noise_summary_reports_seed_agreement_and_the_random_architectures_alone():
+    from nas_envs.groundtruth.analysis import noise_summary
+
+    def rec(arch, source, replicate, value):
+        return {"arch": arch, "source": source, "subset": "noise", "replicate": replicate, "val_accuracy": value}
+
+    records = [rec("a", "random", r, v) for r, v in enumerate((0.60, 0.61, 0.62))]
+    records += [rec("b", "random", r, v) for r, v in enumerate((0.65, 0.66, 0.67))]
+    records += [rec("c", "random", r, v) for r, v in enumerate((0.70, 0.71, 0.72))]
+    records += [rec("d", "param-free", r, v) for r, v in enumerate((0.90, 0.91, 0.92))]
+    out = noise_summary(records)
+    assert out["seed_kendall_tau"] == pytest.approx(1.0)  # every seed ranks the four the same
+    alone = out["random_architectures_only"]
+    assert alone["architectures"] == 3 and alone["ratio"] == pytest.approx(0.05 / 0.01)
+    assert alone["ratio"] < out["ratio"]

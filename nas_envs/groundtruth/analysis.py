@@ -66,6 +66,21 @@ def noise_summary(records: list[dict], metric: str = "val_accuracy") -> dict[str
         curves = [np.array([r["val_accuracy_curve"] for r in group]) for group in groups]
         out["ratio_by_epoch"] = [float(np.std([c[:, e].mean() for c in curves], ddof=1)
                                        / np.mean([c[:, e].std(ddof=1) for c in curves])) for e in range(epochs.pop())]
+    by_replicate = [{r["replicate"]: r[metric] for r in group if "replicate" in r} for group in groups]
+    common = sorted(set.intersection(*(set(b) for b in by_replicate)))
+    if len(common) >= 2:  # how well one seed's ranking of the architectures predicts another's
+        from scipy import stats
+
+        pairs = [(a, b) for i, a in enumerate(common) for b in common[i + 1 :]]
+        out["seed_kendall_tau"] = float(np.mean([stats.kendalltau([b[x] for b in by_replicate],
+                                                                  [b[y] for b in by_replicate]).statistic
+                                                 for x, y in pairs]))
+    sources = {r.get("source") for group in groups for r in group}
+    if metric == "val_accuracy" and len(sources) > 1 and "random" in sources:
+        random_only = [r for group in groups if group[0].get("source") == "random" for r in group]
+        out["random_architectures_only"] = {k: v for k, v in noise_summary(random_only, metric).items()
+                                            if k in ("architectures", "ratio", "mean_seed_std",
+                                                     "across_architecture_std", "seed_kendall_tau")}
     if metric != "test_accuracy" and all("test_accuracy" in r for group in groups for r in group):
         test = [np.array([r["test_accuracy"] for r in group]) for group in groups]
         out["seed_deviation_correlation_with_test"] = float(np.corrcoef(
