@@ -94,7 +94,7 @@ def run_moea(problem: int, algorithm: str, seed: int, evaluations: int = 10_000,
         lines = [json.dumps({"architecture": space.to_string(space.canonicalize(g))})
                  for batch in pymoo_problem.evaluated for g in batch]
         trajectory.write_text("\n".join(lines) + "\n")
-    final = np.rint(np.atleast_2d(result.pop.get("X"))).astype(np.int64)
+    final = final_population(result)
     return {
         "problem": problem,
         "algorithm": algorithm,
@@ -102,6 +102,70 @@ def run_moea(problem: int, algorithm: str, seed: int, evaluations: int = 10_000,
         "evaluations": int(result.algorithm.evaluator.n_eval),
         "hv": benchmark.hypervolume(objective_matrix(benchmark, benchmark.evaluate(final, noise=False))),
     }
+
+
+def final_population(result) -> np.ndarray:
+    """The genes of a pymoo result's final population."""
+    return np.rint(np.atleast_2d(result.pop.get("X"))).astype(np.int64)
+
+
+def plot_hypervolumes(runs: list[dict], output: Path) -> None:
+    """Box plots of the runs' hypervolumes, one panel per problem, one box per algorithm that ran."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    problems = sorted({r["problem"] for r in runs})
+    columns = min(5, len(problems))
+    rows = -(-len(problems) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(3 * columns, 2.6 * rows), squeeze=False)
+    for ax, problem in zip(axes.flat, problems):
+        ran = [a for a in MOEAS if any(r["problem"] == problem and r["algorithm"] == a for r in runs)]
+        ax.boxplot([[r["hv"] for r in runs if r["problem"] == problem and r["algorithm"] == a] for a in ran])
+        ax.set_xticks(range(1, len(ran) + 1), ran, fontsize=7)
+        ax.set_title(f"MOP{problem}", fontsize=9)
+        ax.tick_params(axis="y", labelsize=7)
+    for ax in list(axes.flat)[len(problems):]:
+        ax.axis("off")
+    figure.suptitle("normalised hypervolume of the final population, per run", fontsize=10)
+    figure.tight_layout()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(output, dpi=110)
+    plt.close(figure)
+
+
+def plot_front(problem: int, algorithm: str, seed: int, evaluations: int, output: Path,
+               bundle: "str | Path | None" = None) -> float:
+    """One run's final population (noise-free objectives) on the problem's first two objectives, over 2,000
+    random architectures; returns its hypervolume."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from pymoo.optimize import minimize
+
+    benchmark = make_benchmark(f"cityseg-mop{problem}", bundle=bundle)
+    moea = make_moea(algorithm, len(benchmark.objectives))
+    population = len(moea.ref_dirs) if algorithm == "moead" else moea.pop_size
+    result = minimize(BenchmarkProblem(benchmark, noise=True, seed=seed), moea,
+                      ("n_gen", -(-evaluations // population)), seed=seed, verbose=False)
+    front = benchmark.evaluate(final_population(result), noise=False)
+    random = benchmark.evaluate(benchmark.space.sample(2000, seed=seed), noise=False)
+    x, y = benchmark.objectives[1], benchmark.objectives[0]
+    figure, ax = plt.subplots(figsize=(5, 4))
+    ax.scatter(random[x], random[y], s=4, color="#cccccc", label="2,000 random architectures")
+    ax.scatter(front[x], front[y], s=12, color="#d62728", label=f"{algorithm}, final population")
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    hv = benchmark.hypervolume(objective_matrix(benchmark, front))
+    ax.set_title(f"CitySeg/MOP{problem}, {evaluations:,} evaluations, seed {seed}: HV {hv:.4f}", fontsize=9)
+    ax.legend(fontsize=8)
+    figure.tight_layout()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(output, dpi=110)
+    plt.close(figure)
+    return hv
 
 
 def baseline_table(runs: list[dict]) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 from concurrent.futures import as_completed
 from pathlib import Path
 
@@ -105,7 +104,7 @@ def _incumbents(args: argparse.Namespace) -> int:
 
 
 def _moea(args: argparse.Namespace) -> int:
-    from nas_envs.agents.moea import MOEAS, baseline_table, run_moea
+    from nas_envs.agents.moea import MOEAS, baseline_table, plot_front, plot_hypervolumes, run_moea
 
     problems = _number_range(args.problems)
     algorithms = MOEAS if args.algorithms == "all" else tuple(args.algorithms.split(","))
@@ -115,10 +114,6 @@ def _moea(args: argparse.Namespace) -> int:
     keys = {(r["problem"], r["algorithm"], r["seed"], r["evaluations_asked"]) for r in done}
     todo = [(problem, algorithm, seed) for problem in problems for algorithm in algorithms for seed in range(args.runs)
             if (problem, algorithm, seed, args.evaluations) not in keys]
-    # Runs evaluate small batches, where BLAS threads do not pay, and processes that share the cores make them
-    # thrash (measured: the rank-net's 100-row prediction took 10-140 ms instead of 2): one thread per process.
-    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(variable, "1")
     with worker_pool(args.workers) as pool, open(out, "a") as handle:
         futures = [pool.submit(run_moea, problem, algorithm, seed, args.evaluations, None, args.bundle)
                    for problem, algorithm, seed in todo]
@@ -130,6 +125,12 @@ def _moea(args: argparse.Namespace) -> int:
             logging.getLogger("nas_envs.moea").info(json.dumps(row))
     selected = [r for r in done if r["problem"] in problems and r["evaluations_asked"] == args.evaluations]
     print(baseline_table(selected))
+    if args.plot:
+        plot_hypervolumes(selected, Path(args.plot))
+        print(f"wrote {args.plot}")
+    if args.front:
+        hv = plot_front(problems[0], algorithms[0], 0, args.evaluations, Path(args.front), bundle=args.bundle)
+        print(f"wrote {args.front} (MOP{problems[0]}, {algorithms[0]}, seed 0: hypervolume {hv:.4f})")
     return 0
 
 
@@ -203,6 +204,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     moea.add_argument("--evaluations", type=int, default=10_000)
     moea.add_argument("--out", default="runs/moea/runs.jsonl", help="JSON lines of finished runs (resumes)")
     moea.add_argument("--workers", type=positive_int, default=1, help="runs in parallel, one process each")
+    moea.add_argument("--plot", default=None, metavar="PNG", help="box plots of the runs' hypervolumes")
+    moea.add_argument("--front", default=None, metavar="PNG", help="the final population of the first problem's "
+                      "first algorithm, seed 0, over random architectures")
     moea.add_argument("--bundle", default=None, help="CitySeg bundle: a release (default: the newest) or a folder "
                       "written by 'nas-envs fit cityseg'")
     moea.set_defaults(handler=_moea)
