@@ -1,6 +1,6 @@
 """Wall-clock cost of one search run on a simulated budget. Prints numbers; asserts nothing.
 
-    python benchmarks/agent_speed.py [--agent re] [--budget 24h] [--env SurrNAS-DARTS-v0]
+    python scripts/agent_speed.py [--agent re] [--budget 24h] [--env SurrNAS-DARTS-v0]
 """
 
 from __future__ import annotations

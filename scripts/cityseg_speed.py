@@ -1,6 +1,6 @@
 """Speed of the CitySeg/MOP benchmarks and environments. Prints numbers; asserts nothing.
 
-    python benchmarks/cityseg_speed.py [--problem 15]
+    python scripts/cityseg_speed.py [--problem 15]
 
 Measures: batched evaluation of 100 architectures (all objectives, noisy; median of 50 calls, as EvoXBench's
 1.8 s per 100 is measured), and complete masked random episodes per second of ``CitySeg-MOP<k>-v0``.

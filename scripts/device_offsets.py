@@ -2,7 +2,7 @@
 same fitting split, with and without the device offsets (``nas-envs data-card darts``: ``device_offsets``), and
 prints each fit's metrics on the CPU-trained noise subset (seed means) and on the held-out split.
 
-    python benchmarks/device_offsets.py [--space darts] [--kind xgb]
+    python scripts/device_offsets.py [--space darts] [--kind xgb]
 
 The held-out split mixes devices, so its targets differ between the two fits by the offset on GPU records; the
 noise subset is the same for both.

@@ -1,6 +1,6 @@
 """Speed of the environments and the batched benchmark API. Prints numbers; asserts nothing.
 
-    python benchmarks/env_speed.py [--env SurrNAS-DARTS-v0] [--benchmark darts]
+    python scripts/env_speed.py [--env SurrNAS-DARTS-v0] [--benchmark darts]
 
 Measures: import nas_envs + gym.make (fresh process, median of 5), single-env steps/s and complete masked
 random episodes/s, vector-env episodes/s, and batched surrogate evaluation of 100 architectures.

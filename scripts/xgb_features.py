@@ -2,7 +2,7 @@
 sparse Kendall tau and Spearman of validation accuracy; with ``--noise-subset``, those of models fitted on all
 training records against the noise subset's seed means.
 
-    python benchmarks/xgb_features.py [--space darts] [--repeats 2] [--noise-subset] [--records N]
+    python scripts/xgb_features.py [--space darts] [--repeats 2] [--noise-subset] [--records N]
                                       [--noise-architectures N]
 
 Compares, on the training-subset records of the default protocol (the noise subset stays out, as in a fit): the

@@ -66,8 +66,8 @@ class _TabularKind:
 
 class ForestKind(_TabularKind):
     """XGBoost ensembles on the space's tabular features plus the log of the exact params and FLOPs: trees split
-    on one column where params are a weighted sum of many (5-fold R2 of DARTS validation accuracy 0.41 without
-    them, 0.45 with them: ``python benchmarks/xgb_features.py``)."""
+    on one column where params are a weighted sum of many (``python scripts/xgb_features.py`` compares the
+    inputs)."""
 
     input_name = "features_and_log_costs"
 

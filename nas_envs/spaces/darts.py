@@ -221,8 +221,7 @@ class DartsSpace(SearchSpace):
 
         Counts rather than the (2 x 14 x 7) one-hot bits: on a few hundred noisy trainings, trees on these 58
         columns plus the log params/FLOPs that the XGB surrogate appends cross-validate better than on the bits with
-        op counts (R2 0.40 -> 0.43, sparse Kendall tau 0.44 -> 0.48 with the same trees;
-        ``python benchmarks/xgb_features.py``).
+        op counts (``python scripts/xgb_features.py`` compares them).
         """
         archs = np.asarray(archs, dtype=np.int64).reshape(-1, self.num_decisions)
         edges_used = self.one_hot(archs).reshape(len(archs), 2, NUM_EDGES, len(OPS)).sum(axis=3)

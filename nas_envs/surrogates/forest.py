@@ -3,8 +3,9 @@
 Two paths give the same predictions (tested against ``xgboost.Booster.predict``):
 
 - small batches (an environment scoring one architecture): every tree of every member is evaluated at once with
-  numpy. XGBoost's own ``predict`` costs about 0.2 ms per call and member whatever the model size, which would
-  dominate an episode; this path costs about that for the whole ensemble.
+  numpy. XGBoost's own ``predict`` has a fixed cost per call and member whatever the model size, which would
+  dominate an episode; this path costs about one such call for the whole ensemble (``python
+  scripts/env_speed.py`` measures both).
 - large batches, where XGBoost is installed (it is optional: ``pip install 'nas-envs[xgboost]'``): the members
   are merged into one multi-target XGBoost model (member ``k`` = output ``k``, via the format's ``tree_info``) and
   predicted with a single ``inplace_predict`` call, which walks trees in C++ (``python scripts/env_speed.py``

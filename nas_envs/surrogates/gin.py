@@ -10,10 +10,9 @@ in percentage points, so that the ranking of architectures is learned explicitly
 Unlike the seed paper's GIN, a graph batch may carry a row of tabular features per graph (op counts, depth, log
 params and FLOPs); a config with ``num_features > 0`` adds their standardised projection to the pooled graph
 embedding before the readout. On a few hundred noisy trainings most of what can be learnt is additive in such
-counts, which message passing finds slowly: on the DARTS noise subset (726 training records, 100 architectures, 10
-members) GINs with them explained 54 % of the variance of the seed means against 44 % without (``python
-benchmarks/gin_settings.py '{}' '{"num_features": 0}' --noise-subset --members 10 --records 726
---noise-architectures 100``).
+counts, which message passing finds slowly: on the DARTS noise subset GINs with them explain more of the
+variance of the seed means than GINs without (``python scripts/gin_settings.py '{}' '{"num_features": 0}'
+--noise-subset`` measures it).
 """
 
 from __future__ import annotations
