@@ -23,23 +23,17 @@ import sys
 import tempfile
 import textwrap
 
+BATCH = """
+    import time, nas_envs
+    bench = nas_envs.make_benchmark("NAME").load(); archs = bench.space.sample(100, seed=0)
+    times = []
+    for _ in range(60):
+        t = time.perf_counter(); bench.evaluate(archs, seed=0); times.append(time.perf_counter() - t)
+    result = 1e3 * sorted(times)[len(times) // 2]
+"""
 SCENARIOS = {
-    "evaluate 100 DARTS architectures, XGB (ms)": """
-        import time, nas_envs
-        bench = nas_envs.make_benchmark("darts").load(); archs = bench.space.sample(100, seed=0)
-        times = []
-        for _ in range(60):
-            t = time.perf_counter(); bench.evaluate(archs, seed=0); times.append(time.perf_counter() - t)
-        result = 1e3 * sorted(times)[len(times) // 2]
-    """,
-    "evaluate 100 CitySeg architectures, MOP15 (ms)": """
-        import time, nas_envs
-        bench = nas_envs.make_benchmark("cityseg-mop15").load(); archs = bench.space.sample(100, seed=0)
-        times = []
-        for _ in range(60):
-            t = time.perf_counter(); bench.evaluate(archs, seed=0); times.append(time.perf_counter() - t)
-        result = 1e3 * sorted(times)[len(times) // 2]
-    """,
+    "evaluate 100 DARTS architectures, XGB (ms)": BATCH.replace("NAME", "darts"),
+    "evaluate 100 CitySeg architectures, MOP15 (ms)": BATCH.replace("NAME", "cityseg-mop15"),
     "one GIN evaluation, DARTS (ms)": """
         import time, nas_envs
         bench = nas_envs.make_benchmark("darts", surrogate="gin").load(); archs = bench.space.sample(60, seed=0)
