@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from nas_envs.envs.rendering import figure_to_array, new_figure
@@ -69,19 +71,37 @@ class SurrNASFBNetEnv(SequentialNASEnv):
     ## Version History
 
     * v0: bundle ``fbnet-v0``, fitted on protocol ``fbnet-fmnist14-half-e4-v1``, whose seed noise is as large as
-      the spread across architectures (``docs/data-card.md``): its rewards are mostly training noise.
+      the spread across architectures (``docs/data-card.md``): its rewards are mostly training noise, and making
+      it warns so.
     """
 
     benchmark_name = "fbnet"
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        warn_if_mostly_noise(self.benchmark)
+
     def _render_rgb(self) -> np.ndarray:
         return draw_fbnet_chain(self.partial_genes)
+
+
+def warn_if_mostly_noise(benchmark) -> None:
+    """Warn that the bundled FBNet surrogate's rewards are mostly training noise (its ground truth does not
+    separate architectures: noise-subset R2 below 0, docs/model-cards/fbnet-v0.md)."""
+    if str(benchmark.bundle_dir).endswith("fbnet-v0"):
+        warnings.warn("SurrNAS-FBNet-v0 is fitted on trainings whose seed noise is as large as the differences "
+                      "between architectures: its rewards are mostly noise (docs/model-cards/fbnet-v0.md)",
+                      UserWarning, stacklevel=3)
 
 
 class SurrNASFBNetVectorEnv(SequentialNASVectorEnv):
     """``num_envs`` copies of :class:`SurrNASFBNetEnv` that score their finished architectures in one batch."""
 
     benchmark_name = "fbnet"
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        warn_if_mostly_noise(self.benchmark)
 
 
 def draw_fbnet_chain(genes: np.ndarray) -> np.ndarray:
