@@ -56,13 +56,13 @@ def check_budget(budget_seconds: object) -> float | None:
 
 @dataclass
 class StepOutcome:
-    """What one step did to every copy (arrays over copies; ``completed`` lists the scored copies)."""
+    """What one step did to every copy (arrays over copies; ``truncated`` marks the copies over budget,
+    ``completed`` lists the scored copies)."""
 
     rewards: np.ndarray
     terminated: np.ndarray
     truncated: np.ndarray
     illegal: np.ndarray
-    over_budget: np.ndarray
     completed: np.ndarray
     values: dict[str, np.ndarray]
 
@@ -139,4 +139,4 @@ class Episodes:
         terminated = illegal.copy()
         terminated[completed] = True
         self.masks[terminated | over_budget] = 0
-        return StepOutcome(rewards, terminated, over_budget, illegal, over_budget, completed, values)
+        return StepOutcome(rewards, terminated, over_budget, illegal, completed, values)
