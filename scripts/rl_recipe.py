@@ -46,12 +46,9 @@ def train_ppo(env_id: str, steps: int, seed: int, defaults: bool = False) -> lis
 
 
 def train_reinforce(env_id: str, steps: int, seed: int) -> list[str]:
-    import torch
-
     from nas_envs.agents.reinforce import Reinforce
     from nas_envs.agents.trajectory import Evaluator, SearchBudgetSpent, TrajectoryRecorder
 
-    torch.set_num_threads(1)
     env = TrajectoryRecorder(gym.make(env_id))
     architectures = steps // env.unwrapped.space.num_decisions
     evaluator = Evaluator(env, seed=seed, max_evaluations=architectures)

@@ -67,6 +67,7 @@ class Reinforce:
         self.rewards: list[float] = []
 
     def run(self, evaluate, space: SearchSpace, rng: np.random.Generator) -> None:
+        torch.set_num_threads(1)  # a small controller: a thread pool would wait on busy cores
         torch.manual_seed(int(rng.integers(2**31)))
         generator = torch.Generator().manual_seed(int(rng.integers(2**31)))
         controller = Controller(space.num_decisions, space.num_actions, self.hidden)

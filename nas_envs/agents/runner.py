@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 
 import nas_envs  # noqa: F401 - registers the environment ids
 from nas_envs.agents.trajectory import Evaluator, SearchBudgetSpent, TrajectoryRecorder
-from nas_envs.extras import available, require
+from nas_envs.extras import require
 from nas_envs.parallel import ray_imap_unordered, worker_pool
 from nas_envs.progress import disabled as progress_disabled
 
@@ -101,10 +101,6 @@ def agent_env_kwargs(agent: object, env_id: str) -> dict:
 
 def run_seed(settings: RunSettings, seed: int) -> list[dict]:
     """One search with one seed; returns the trajectory rows."""
-    if available("torch"):  # small networks: one thread is faster than a pool that waits on the other cores
-        import torch
-
-        torch.set_num_threads(1)
     agent = make_agent(settings.agent, **settings.agent_kwargs)
     env = TrajectoryRecorder(gym.make(settings.env_id, budget_seconds=settings.budget_seconds, noise=settings.noise,
                                       **agent_env_kwargs(agent, settings.env_id), **settings.env_kwargs))
@@ -239,16 +235,17 @@ def load_run_groups(folders: list[Path]) -> list[RunGroup]:
     return sorted(found, key=lambda g: g.label)
 
 
+def _flat(identity: dict) -> dict:
+    """An identity with its environment and agent options lifted to the top level."""
+    top = {k: v for k, v in identity.items() if k not in ("env_kwargs", "agent_kwargs")}
+    return {**top, **identity["env_kwargs"], **identity["agent_kwargs"]}
+
+
 def _difference(identity: dict, others: list[dict]) -> str:
     """`` (key=value, ...)`` for the settings in which ``identity`` differs from some of ``others``."""
-    flat = {**{k: v for k, v in identity.items() if k not in ("env_kwargs", "agent_kwargs")},
-            **identity["env_kwargs"], **identity["agent_kwargs"]}
-    differing = []
-    for key, value in flat.items():
-        values = {json.dumps({**{k: v for k, v in o.items() if k not in ("env_kwargs", "agent_kwargs")},
-                              **o["env_kwargs"], **o["agent_kwargs"]}.get(key), sort_keys=True) for o in others}
-        if len(values) > 1:
-            differing.append(f"{key}={value}")
+    flats = [_flat(other) for other in others]
+    differing = [f"{key}={value}" for key, value in _flat(identity).items()
+                 if len({json.dumps(flat.get(key), sort_keys=True) for flat in flats}) > 1]
     return f" ({', '.join(differing)})" if differing else ""
 
 
