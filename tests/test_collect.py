@@ -314,5 +314,5 @@ def test_pool_heavy_jobs_fill_the_normal_cell_with_pooling():
     counts = [space.count_ops(job_architecture(space, job), "normal", pools)
               for job in plan("darts", "pool-heavy", "train", 40, 1)]
     assert min(counts) >= 6 and max(counts) == 8
-    with pytest.raises(ValueError, match="allowed: \\('random', 'param-free'\\)"):
+    with pytest.raises(ValueError, match="allowed: \\('random', 'param-free', 'one-block'\\)"):
         plan("fbnet", "pool-heavy", "train", 2, 1)

@@ -147,12 +147,15 @@ def _measure_latency(args: argparse.Namespace) -> int:
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
+    from nas_envs.groundtruth.collect import SOURCES
+
     collect = commands.add_parser("collect", help="train architectures for real and append the results")
     collect.add_argument("space", choices=["darts", "fbnet", "cityseg"])
     collect.add_argument("--n", type=int, required=True, help="architectures 0..n-1 of the stream (resumes)")
     collect.add_argument("--start", type=int, default=0, help="first architecture index of the stream")
-    collect.add_argument("--source", default="random", choices=["random", "param-free", "pool-heavy"],
-                         help="uniformly random, or a poor region of the space (pool-heavy: DARTS only)")
+    collect.add_argument("--source", default="random", choices=SOURCES,
+                         help="uniformly random, or an extreme region of the space (pool-heavy: DARTS only; "
+                         "one-block: FBNet only)")
     collect.add_argument("--subset", default="train", choices=["train", "noise"],
                          help="'noise': the held-out repeated subset (3 seeds by default)")
     collect.add_argument("--trajectory", default="", help="train the architectures of this file: a trajectory of "

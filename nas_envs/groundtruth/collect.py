@@ -37,11 +37,12 @@ from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
 
 logger = logging.getLogger(__name__)
-SOURCES = ("random", "param-free", "pool-heavy")  # plus optimiser trajectories, named after their agent
+SOURCES = ("random", "param-free", "pool-heavy", "one-block")  # plus optimiser trajectories, named after their agent
 SUBSETS = ("train", "noise")
 # Distinct random streams per (source, subset), so that adding jobs to one never changes another's architectures.
 _STREAM_IDS = {("random", "train"): 1, ("random", "noise"): 2, ("param-free", "train"): 3, ("param-free", "noise"): 4,
-               ("pool-heavy", "train"): 5, ("pool-heavy", "noise"): 6}
+               ("pool-heavy", "train"): 5, ("pool-heavy", "noise"): 6, ("one-block", "train"): 7,
+               ("one-block", "noise"): 8}
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 Splits (documented in ``docs/data-card.md``): the 60,000 official training images are permuted once with
 ``numpy.random.default_rng(SPLIT_SEED)``; the first ``n_train`` of that permutation are the training set, the next
-``n_val`` the validation set. The test set is the official 10,000 test images.
+``n_val`` the validation set, and the rest (the images the protocol leaves unused) the *reserve*: a larger set
+disjoint from both, on which each training's accuracy is also recorded as a less noisy reading of the same quantity.
+The test set is the official 10,000 test images.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def load_raw() -> dict[str, np.ndarray]:
 
 @dataclass(frozen=True)
 class Splits:
-    """Float32 images N x 1 x R x R, normalised with the training-split statistics; int64 labels."""
+    """Float32 images N x 1 x R x R, normalised with the training-split statistics; int64 labels. ``reserve_x`` and
+    ``reserve_y`` are the training images neither split uses (``None`` for tasks that have no reserve)."""
 
     train_x: np.ndarray
     train_y: np.ndarray
@@ -65,6 +68,8 @@ class Splits:
     val_y: np.ndarray
     test_x: np.ndarray
     test_y: np.ndarray
+    reserve_x: np.ndarray | None = None
+    reserve_y: np.ndarray | None = None
 
 
 def _downsample(images: np.ndarray, resolution: int) -> np.ndarray:
@@ -78,12 +83,13 @@ def _downsample(images: np.ndarray, resolution: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=4)
-def load_splits(n_train: int, n_val: int, resolution: int) -> Splits:
+def load_splits(n_train: int, n_val: int, resolution: int, n_reserve: int | None = None) -> Splits:
+    """The protocol's splits; the reserve is the first ``n_reserve`` (default: all) of the images left over."""
     raw = load_raw()
     if n_train + n_val > len(raw["train_images"]):
         raise ValueError(f"n_train + n_val must be <= {len(raw['train_images'])}, got {n_train + n_val}")
     order = np.random.default_rng(SPLIT_SEED).permutation(len(raw["train_images"]))
-    train_idx, val_idx = order[:n_train], order[n_train : n_train + n_val]
+    train_idx, val_idx, reserve_idx = order[:n_train], order[n_train : n_train + n_val], order[n_train + n_val :][:n_reserve]
     train_x = _downsample(raw["train_images"][train_idx], resolution)
     mean, std = float(train_x.mean()), float(train_x.std())
 
@@ -97,4 +103,6 @@ def load_splits(n_train: int, n_val: int, resolution: int) -> Splits:
         val_y=raw["train_labels"][val_idx].astype(np.int64),
         test_x=norm(_downsample(raw["test_images"], resolution)),
         test_y=raw["test_labels"].astype(np.int64),
+        reserve_x=norm(_downsample(raw["train_images"][reserve_idx], resolution)),
+        reserve_y=raw["train_labels"][reserve_idx].astype(np.int64),
     )

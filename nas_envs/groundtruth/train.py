@@ -143,6 +143,12 @@ def train(
     # CPU seconds do not grow when other work shares the machine; wall seconds do.
     train_cpu_seconds = time.process_time() - cpu_start
     test_accuracy, _ = evaluate(model, test_x, test_y, protocol.eval_batch_size)
+    # After the test evaluation and outside the timed part, so that the training and its seconds are unchanged.
+    reserve = {}
+    if splits.reserve_x is not None and len(splits.reserve_x):
+        reserve_accuracy, _ = evaluate(model, tensor(splits.reserve_x), tensor(splits.reserve_y),
+                                       protocol.eval_batch_size)
+        reserve = {"reserve_accuracy": reserve_accuracy, "reserve_images": len(splits.reserve_x)}
     seconds = {"train_seconds": round(train_seconds, 3)}
     if torch.device(device).type == "cpu":
         seconds["train_cpu_seconds"] = round(train_cpu_seconds, 3)
@@ -153,6 +159,7 @@ def train(
         "val_accuracy": curve[-1],
         "val_loss": loss_curve[-1],
         "test_accuracy": test_accuracy,
+        **reserve,
         **seconds,
         "params": int(params),
         "flops": flops,

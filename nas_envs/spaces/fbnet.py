@@ -70,14 +70,22 @@ class FBNetSpace(SearchSpace):
                     result.append(changed)
         return result
 
-    poor_regions = ("param-free",)
+    poor_regions = ("param-free", "one-block")
 
     def poor_region_variant(self, genes: np.ndarray, rng: np.random.Generator, region: str = "param-free"
                             ) -> np.ndarray:
-        """A variant with 11 to 22 of the layers turned into ``skip`` (a shallow, parameter-poor network)."""
+        """A variant in an extreme region of the space, which random architectures almost never visit:
+        ``"param-free"``, half to all of the layers turned into ``skip`` (a shallow, parameter-poor network);
+        ``"one-block"``, three quarters to all of the layers turned into one convolutional block drawn uniformly
+        (near all-``k3_e1`` at the cheap end, near all-``k5_e6`` at the expensive one)."""
+        if region not in self.poor_regions:
+            raise ValueError(f"fbnet: unknown region {region!r}; allowed: {self.poor_regions}")
         genes = np.array(genes, dtype=np.int64, copy=True)
-        count = int(rng.integers(NUM_LAYERS // 2, NUM_LAYERS + 1))
-        genes[rng.choice(NUM_LAYERS, size=count, replace=False)] = SKIP
+        low, block = (NUM_LAYERS // 2, SKIP) if region == "param-free" else (3 * NUM_LAYERS // 4, None)
+        if block is None:
+            block = int(rng.choice([code for code in range(len(BLOCKS)) if code != SKIP]))
+        count = int(rng.integers(low, NUM_LAYERS + 1))
+        genes[rng.choice(NUM_LAYERS, size=count, replace=False)] = block
         return genes
 
     def to_string(self, genes: np.ndarray) -> str:
