@@ -1,38 +1,81 @@
 #!/usr/bin/env bash
-# DARTS ground truth on one GPU for a fixed number of seconds, into separate files under OUT; bring them back and
-# append them with 'nas-envs merge OUT/*.jsonl'. Small networks are bound by kernel launches, so several one-thread
-# worker processes share the GPU (an H200 with 16 cores: about 36 s per training, 16 at a time).
-#   OUT/darts-noise.jsonl  noise-subset architectures from index NOISE_FROM (3 seeds each): the subset that judges
-#                          the surrogates, and the scarcest kind of record.
-#   OUT/darts-train.jsonl  training architectures from index TRAIN_FROM (a quarter of the workers).
-#   OUT/darts-paramfree.jsonl  parameter-free-heavy training architectures from index PARAMFREE_FROM: the poor
-#                          region, which must stay >= 5 % of the trainings (a quarter of the workers).
-# The defaults lie far above what the CPU collectors reach, so the two never train the same job. The check that
-# GPU and CPU trainings measure the same thing (assets/data/README.md, "GPU trainings") was made with
-#   nas-envs collect darts --subset noise --n 12 --device cuda --out checks/darts-fmnist14-c8l8-e4-v1-gpu-check.jsonl
-# Usage: [WORKERS=16 DEVICE=cuda NOISE_FROM=100 TRAIN_FROM=4000 PARAMFREE_FROM=1000] scripts/collect_gpu.sh OUT SECONDS
+# Ground truth on one GPU machine for a fixed number of seconds, into separate files under OUT; bring them back and
+# append them with 'nas-envs merge OUT/*.jsonl'. Small networks are bound by kernel launches, so several worker
+# processes share the GPU; how many, and with how many threads each, is chosen by a probe of real training steps
+# at the start of the call (scripts/collect_probe.py, about PROBE_SECONDS plus process start-up).
+#
+# Each SPACE (fbnet, darts; default fbnet) gets an equal share of the workers, split across its streams:
+#   OUT/<space>-noise.jsonl      noise-subset architectures from NOISE_FROM (3 seeds each): the subset that judges
+#                                the surrogates, and the scarcest kind of record (a quarter of the share)
+#   OUT/<space>-train.jsonl      uniformly random training architectures from TRAIN_FROM (half of the share)
+#   OUT/<space>-<region>.jsonl   the space's extreme regions from REGION_FROM (the rest, split between them)
+#   OUT/checks/<protocol>-gpu-check.jsonl   (fbnet) the first noise-subset jobs again: the same jobs as CPU
+#                                records, to check that a GPU training is the same measurement; kept apart.
+# The start indices lie far above what the CPU collectors reach, so the two never train the same job.
+# SMOKE=1 runs the seconds-long smoke protocols instead (numbers that mean nothing), to test the script on a CPU:
+#   SMOKE=1 DEVICE=cpu scripts/collect_gpu.sh /tmp/burst 90 fbnet darts
+# Usage: [DEVICE=cuda PROBE_SECONDS=20 SMOKE=0] scripts/collect_gpu.sh OUT SECONDS [SPACE ...]
 set -uo pipefail
 out=${1:?output folder}
 seconds=${2:?seconds to run}
-workers=${WORKERS:-16}
+shift 2
+spaces=("${@:-fbnet}")
 device=${DEVICE:-cuda}
-noise_from=${NOISE_FROM:-100}
-train_from=${TRAIN_FROM:-4000}
-paramfree_from=${PARAMFREE_FROM:-1000}
-quarter=$((workers / 4))
+probe_seconds=${PROBE_SECONDS:-20}
 deadline=$((SECONDS + seconds))
-mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out/checks"
+
+protocol_of() {
+  if [[ ${SMOKE:-0} == 1 ]]; then echo "$1-smoke"; return; fi
+  case $1 in
+    fbnet) echo fbnet-fmnist14-full-e4-v1 ;;
+    darts) echo darts-fmnist14-c8l8-e4-v1 ;;
+    *) echo "collect_gpu.sh: unknown space '$1'; allowed: fbnet darts" >&2; exit 2 ;;
+  esac
+}
+regions_of() { case $1 in fbnet) echo "param-free one-block" ;; darts) echo "param-free pool-heavy" ;; esac; }
+# Per space: noise, train and region start indices (defaults above the CPU collectors' ranges).
+starts_of() {
+  case $1 in
+    fbnet) echo "${NOISE_FROM:-100} ${TRAIN_FROM:-5000} ${REGION_FROM:-1000}" ;;
+    darts) echo "${NOISE_FROM:-200} ${TRAIN_FROM:-4000} ${REGION_FROM:-1000}" ;;
+  esac
+}
+
 # Every collection stops at the deadline (a stopped collector loses only the trainings in flight).
 collect() {
+  local space=$1 workers=$2; shift 2
   local left=$((deadline - SECONDS))
-  if ((left > 0)); then timeout "$left" python3 -m nas_envs.cli collect darts --device "$device" "$@"; fi
+  if ((left > 0 && workers > 0)); then
+    timeout "$left" python3 -m nas_envs.cli collect "$space" --protocol "$(protocol_of "$space")" --device "$device" \
+      --workers "$workers" --threads "$threads" "$@"
+  fi
 }
-python3 -m nas_envs.cli collect darts --protocol darts-smoke --n 1 --device "$device" --out "$out/smoke.jsonl" || exit 1
-rm -f "$out/smoke.jsonl"
-collect --subset noise --start "$noise_from" --n $((noise_from + 1000)) --workers $((workers / 2)) \
-  --out "$out/darts-noise.jsonl" &
-collect --start "$train_from" --n $((train_from + 10000)) --workers "$quarter" --out "$out/darts-train.jsonl" &
-collect --source param-free --start "$paramfree_from" --n $((paramfree_from + 1000)) \
-  --workers $((workers - workers / 2 - quarter)) --out "$out/darts-paramfree.jsonl" &
+
+read -r workers threads < <(python3 "$here/collect_probe.py" --protocol "$(protocol_of "${spaces[0]}")" \
+  --device "$device" --seconds "$probe_seconds") || { echo "collect_gpu.sh: the probe failed" >&2; exit 1; }
+echo "collect_gpu.sh: $workers workers x $threads threads (probe), $((deadline - SECONDS)) s left" >&2
+share=$((workers / ${#spaces[@]}))
+((share >= 1)) || share=1
+for space in "${spaces[@]}"; do
+  read -r noise_from train_from region_from < <(starts_of "$space")
+  regions=($(regions_of "$space"))
+  # Every stream gets at least one worker (a small machine runs more processes than the probe chose).
+  quarter=$(((share + 3) / 4))
+  half=$((share / 2 > 0 ? share / 2 : 1))
+  region_workers=$(((share - quarter - half) / ${#regions[@]}))
+  ((region_workers >= 1)) || region_workers=1
+  if [[ $space == fbnet ]]; then
+    collect "$space" 1 --subset noise --n 4 --out "$out/checks/$(protocol_of "$space")-gpu-check.jsonl" &
+  fi
+  collect "$space" "$quarter" --subset noise --start "$noise_from" --n $((noise_from + 1000)) \
+    --out "$out/$space-noise.jsonl" &
+  collect "$space" "$half" --start "$train_from" --n $((train_from + 10000)) --out "$out/$space-train.jsonl" &
+  for region in "${regions[@]}"; do
+    collect "$space" "$region_workers" --source "$region" --start "$region_from" --n $((region_from + 1000)) \
+      --out "$out/$space-$region.jsonl" &
+  done
+done
 wait
-wc -l "$out"/*.jsonl
+wc -l "$out"/*.jsonl "$out"/checks/*.jsonl 2>/dev/null

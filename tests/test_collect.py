@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -316,3 +317,58 @@ def test_pool_heavy_jobs_fill_the_normal_cell_with_pooling():
     assert min(counts) >= 6 and max(counts) == 8
     with pytest.raises(ValueError, match="allowed: \\('random', 'param-free', 'one-block'\\)"):
         plan("fbnet", "pool-heavy", "train", 2, 1)
+
+
+def test_one_block_jobs_repeat_one_convolutional_block_over_most_layers():
+    from nas_envs.spaces.fbnet import BLOCKS, NUM_LAYERS, SKIP
+
+    space = get_space("fbnet")
+    archs = [job_architecture(space, job) for job in plan("fbnet", "one-block", "train", 60, 1)]
+    dominant = [np.bincount(genes, minlength=len(BLOCKS)).argmax() for genes in archs]
+    shares = [np.bincount(genes, minlength=len(BLOCKS)).max() for genes in archs]
+    assert min(shares) >= 3 * NUM_LAYERS // 4 and SKIP not in dominant
+    assert set(dominant) == set(range(len(BLOCKS))) - {SKIP}  # every block leads some of them
+    with pytest.raises(ValueError, match="unknown region"):
+        space.poor_region_variant(archs[0], np.random.default_rng(0), region="pool-heavy")
+
+
+@pytest.mark.slow
+def test_every_training_also_reads_the_reserve_without_changing_the_training(tmp_path):
+    from dataclasses import replace
+
+    from nas_envs.groundtruth.protocols import PROTOCOLS
+    from nas_envs.groundtruth.train import train
+
+    protocol = PROTOCOLS["fbnet-smoke"]
+    splits = protocol.splits()
+    used = np.concatenate([splits.train_x, splits.val_x]).reshape(-1, 196)
+    reserve = splits.reserve_x.reshape(-1, 196)
+    assert len(reserve) == protocol.n_reserve
+    assert not set(map(bytes, reserve)) & set(map(bytes, used))  # disjoint from both splits
+    genes = get_space("fbnet").sample(seed=np.random.default_rng(3)).tolist()
+    record = train(protocol, genes, seed=5)
+    assert record["reserve_images"] == protocol.n_reserve and 0 <= record["reserve_accuracy"] <= 1
+    without = train(replace(protocol, n_reserve=0), genes, seed=5)
+    assert "reserve_accuracy" not in without
+    assert without["val_accuracy_curve"] == record["val_accuracy_curve"]
+    assert without["test_accuracy"] == record["test_accuracy"]
+
+
+@pytest.mark.slow
+def test_the_gpu_burst_script_runs_every_stream_and_its_files_merge(tmp_path):
+    out = tmp_path / "burst"
+    env = {**os.environ, "SMOKE": "1", "DEVICE": "cpu", "PROBE_SECONDS": "4", "NAS_ENVS_ASSETS": str(tmp_path)}
+    script = Path(__file__).parents[1] / "scripts" / "collect_gpu.sh"
+    subprocess.run(["bash", str(script), str(out), "45", "fbnet"], env=env, check=True, capture_output=True)
+    streams = {path.name: read_records(path) for path in out.glob("*.jsonl")}
+    assert set(streams) == {"fbnet-noise.jsonl", "fbnet-train.jsonl", "fbnet-param-free.jsonl",
+                            "fbnet-one-block.jsonl"}
+    assert all(records for records in streams.values())
+    assert {r["source"] for r in streams["fbnet-one-block.jsonl"]} == {"one-block"}
+    assert min(r["index"] for r in streams["fbnet-train.jsonl"]) == 5000  # far above the CPU collectors
+    checks = read_records(out / "checks" / "fbnet-smoke-gpu-check.jsonl")
+    assert checks and {r["job"].split("/")[1] for r in checks} == {"noise"}
+    subprocess.run([sys.executable, "-m", "nas_envs.cli", "merge", *map(str, out.glob("*.jsonl"))], env=env,
+                   check=True, capture_output=True)
+    merged = read_records(tmp_path / "data" / "fbnet-smoke.jsonl")
+    assert len(merged) == sum(len(records) for records in streams.values())

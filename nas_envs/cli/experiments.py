@@ -10,6 +10,7 @@ from pathlib import Path
 
 from nas_envs.agents.runner import AGENT_NAMES
 from nas_envs.benchmarks.surrogate_benchmark import SURROGATES
+from nas_envs.cli.arguments import non_negative_int, positive_int
 from nas_envs.parallel import worker_pool
 from nas_envs.progress import progress
 
@@ -141,22 +142,6 @@ def _number_range(text: str) -> list[int]:
         low, _, high = part.partition("-")
         numbers += list(range(int(low), int(high or low) + 1))
     return numbers
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: an integer >= 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text}")
-    return value
-
-
-def non_negative_int(text: str) -> int:
-    """An argparse type: an integer >= 0 (seeds)."""
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text}")
-    return value
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from nas_envs.assets import data_path, require_data
+from nas_envs.cli.arguments import positive_int
 from nas_envs.extras import require
 from nas_envs.surrogates.manifest import record_file
 
@@ -22,7 +23,8 @@ def _collect(args: argparse.Namespace) -> int:
     seeds = args.seeds if args.seeds is not None else (3 if args.subset == "noise" else 1)
     jobs = plan(args.space, args.source, args.subset, args.n, seeds, start=args.start, trajectory=args.trajectory)
     path = Path(args.out) if args.out else data_path(protocol)
-    collect(path, protocol, jobs, workers=args.workers, backend=args.backend, device=args.device)
+    collect(path, protocol, jobs, workers=args.workers, backend=args.backend, device=args.device,
+            threads=args.threads)
     return 0
 
 
@@ -162,7 +164,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                          "'nas-envs run' (those after its first 100 evaluations) or a list of 'nas-envs incumbents' "
                          "(all); commit it under assets/data/trajectories/<source>/")
     collect.add_argument("--seeds", type=int, default=None, help="seeds per architecture")
-    collect.add_argument("--workers", type=int, default=1)
+    collect.add_argument("--workers", type=positive_int, default=1, help="trainings at a time (worker processes)")
+    collect.add_argument("--threads", type=positive_int, default=1, help="torch threads per worker (one per core "
+                         "is fastest on a CPU)")
     collect.add_argument("--backend", default="local", choices=["local", "ray"])
     collect.add_argument("--protocol", default=None, help="protocol name (default: the space's bundled protocol)")
     collect.add_argument("--out", default=None, help="output .jsonl (default: assets/data/<protocol>.jsonl)")

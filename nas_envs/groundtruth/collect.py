@@ -27,7 +27,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 import numpy as np
@@ -284,10 +284,10 @@ class AppendOnlyWriter:
         os.close(self._fd)
 
 
-def _init_worker() -> None:
+def _init_worker(threads: int = 1) -> None:
     import torch
 
-    torch.set_num_threads(1)  # one-thread workers, one per core: measured faster than threads in one process
+    torch.set_num_threads(threads)  # one-thread workers, one per core: measured faster than threads in one process
 
 
 def run_job(protocol_name: str, job: Job, device: str = "cpu") -> dict:
@@ -322,11 +322,12 @@ def run_job(protocol_name: str, job: Job, device: str = "cpu") -> dict:
     }
 
 
-def _run_local(protocol_name: str, jobs: Iterable[Job], workers: int, device: str) -> Iterator[dict]:
+def _run_local(protocol_name: str, jobs: Iterable[Job], workers: int, device: str, threads: int = 1
+               ) -> Iterator[dict]:
     """Yield records as trainings finish, keeping at most ``workers`` in flight (on a GPU: ``workers`` processes
     share it, because one small network's training is bound by kernel launches, not by the GPU)."""
     pending = iter(jobs)
-    with worker_pool(workers, initializer=_init_worker) as pool:
+    with worker_pool(workers, initializer=partial(_init_worker, threads)) as pool:
         in_flight: set[Future] = set()
         for job in pending:
             in_flight.add(pool.submit(run_job, protocol_name, job, device))
@@ -341,8 +342,9 @@ def _run_local(protocol_name: str, jobs: Iterable[Job], workers: int, device: st
                     in_flight.add(pool.submit(run_job, protocol_name, next_job, device))
 
 
-def _run_ray(protocol_name: str, jobs: Iterable[Job], workers: int, device: str) -> Iterator[dict]:
-    """The same training function as Ray tasks, one CPU each."""
+def _run_ray(protocol_name: str, jobs: Iterable[Job], workers: int, device: str, threads: int = 1
+             ) -> Iterator[dict]:
+    """The same training function as Ray tasks, one CPU each (one thread: ``threads`` is for local workers)."""
     from nas_envs.parallel import ray_imap_unordered
 
     return ray_imap_unordered(_ray_job, [(protocol_name, job, device) for job in jobs], workers)
@@ -355,10 +357,10 @@ def _ray_job(protocol_name: str, job: Job, device: str) -> dict:
 
 def collect(
     path: Path, protocol_name: str, jobs: Iterable[Job], workers: int = 1, backend: str = "local",
-    device: str = "cpu",
+    device: str = "cpu", threads: int = 1,
 ) -> int:
-    """Run the jobs not yet in ``path`` on ``device``; append each record as it finishes. Returns the number
-    appended.
+    """Run the jobs not yet in ``path`` on ``device``, ``workers`` at a time with ``threads`` torch threads each;
+    append each record as it finishes. Returns the number appended.
 
     Several collectors may share ``path`` (overlapping ranges, one per core): a job is checked against the file
     again when it starts, and its record again before it is written, so a job another collector has finished
@@ -390,7 +392,7 @@ def collect(
     count = 0
     started = time.time()
     try:
-        for record in runner(protocol_name, still_to_run(), workers, device):
+        for record in runner(protocol_name, still_to_run(), workers, device, threads):
             with locked(path):
                 if record["job"] in done_jobs(path, protocol_name):
                     logger.warning("collect: %s was written meanwhile by another collector; dropped", record["job"])

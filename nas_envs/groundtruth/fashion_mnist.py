@@ -89,7 +89,8 @@ def load_splits(n_train: int, n_val: int, resolution: int, n_reserve: int | None
     if n_train + n_val > len(raw["train_images"]):
         raise ValueError(f"n_train + n_val must be <= {len(raw['train_images'])}, got {n_train + n_val}")
     order = np.random.default_rng(SPLIT_SEED).permutation(len(raw["train_images"]))
-    train_idx, val_idx, reserve_idx = order[:n_train], order[n_train : n_train + n_val], order[n_train + n_val :][:n_reserve]
+    train_idx, val_idx = order[:n_train], order[n_train : n_train + n_val]
+    reserve_idx = order[n_train + n_val :][:n_reserve]
     train_x = _downsample(raw["train_images"][train_idx], resolution)
     mean, std = float(train_x.mean()), float(train_x.std())
 
