@@ -9,6 +9,7 @@ from nas_envs.groundtruth.analysis import (
     device_agreement,
     device_offsets,
     loss_noise_summary,
+    measurement_share,
     noise_subset_agreement,
     noise_summary,
     summary,
@@ -167,3 +168,22 @@ def test_noise_summary_reports_seed_agreement_and_the_random_architectures_alone
     alone = out["random_architectures_only"]
     assert alone["architectures"] == 3 and alone["ratio"] == pytest.approx(0.05 / 0.01)
     assert alone["ratio"] < out["ratio"]
+
+
+def test_measurement_share_recovers_the_per_image_noise_of_two_fixed_image_sets():
+    # Seeds move an architecture's expected accuracy by 0.4 %; scoring on n fixed images adds a measurement error
+    # of variance c / n with c = 0.09 (0.3 % on 10,000 images): 0.09 / (0.16 + 0.09) of the seed variance.
+    rng = np.random.default_rng(0)
+    c, n_val, n_reserve = 0.09, 10_000, 40_000
+    records = []
+    for arch in range(400):
+        for _seed in range(3):
+            expected = 0.84 + 0.01 * (arch % 7) + rng.normal(0, 0.004)
+            records.append({**record(f"a{arch}", expected + rng.normal(0, np.sqrt(c / n_val))),
+                            "reserve_accuracy": expected + rng.normal(0, np.sqrt(c / n_reserve)),
+                            "reserve_images": n_reserve})
+    out = measurement_share(records, n_val)
+    assert out["architectures"] == 400
+    assert out["val_measurement_std"] == pytest.approx(0.003, rel=0.15)
+    assert out["measurement_share_of_val_seed_variance"] == pytest.approx(0.09 / (0.16 + 0.09), rel=0.2)
+    assert measurement_share(records[:3], n_val) == {"architectures": 1}

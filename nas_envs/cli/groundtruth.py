@@ -40,7 +40,7 @@ def _merge(args: argparse.Namespace) -> int:
 def _data_card(args: argparse.Namespace) -> int:
     import json
 
-    from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
+    from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
     protocol = args.protocol or DEFAULT_PROTOCOL[args.space]
     path = require_data(data_path(protocol))
@@ -58,7 +58,8 @@ def _data_card(args: argparse.Namespace) -> int:
     records = load(path, protocol)
     metric = {"metric": "val_miou"} if args.space == "cityseg" else {}
     seconds = {"seconds": "eval_seconds"} if args.space == "cityseg" else {}
-    report = {"protocol": protocol, "file": str(path), **summary(records, **metric, **seconds)}
+    report = {"protocol": protocol, "file": str(path), **summary(records, **metric, **seconds,
+                                                                  n_val=PROTOCOLS[protocol].n_val)}
     if args.compare_protocol:
         other = load(data_path(args.compare_protocol), args.compare_protocol)
         report[f"noise_subset_agreement_with_{args.compare_protocol}"] = noise_subset_agreement(records, other)

@@ -147,7 +147,8 @@ def device_offsets(records: list[dict], metrics: tuple[str, ...], reference: str
     return offsets
 
 
-def summary(records: list[dict], metric: str = "val_accuracy", seconds: str = "train_seconds") -> dict:
+def summary(records: list[dict], metric: str = "val_accuracy", seconds: str = "train_seconds",
+            n_val: int | None = None) -> dict:
     """Counts, cost and range of a collection (CitySeg: ``metric="val_miou"``, ``seconds="eval_seconds"``).
     Seconds are summarised per device: a GPU's seconds and a CPU core's are different clocks. Per device also the
     mean ``metric`` of its uniformly random training records (with its standard error): these architectures are
@@ -177,6 +178,33 @@ def summary(records: list[dict], metric: str = "val_accuracy", seconds: str = "t
         **_cpu_seconds(records),
         "noise": noise_summary(records, metric),
         **({"noise_val_loss": loss_noise_summary(records)} if metric == "val_accuracy" else {}),
+        **({"noise_measurement": measurement_share(records, n_val)}
+           if n_val and any("reserve_accuracy" in r for r in records) else {}),
+    }
+
+
+def measurement_share(records: list[dict], n_val: int) -> dict:
+    """What share of the seed variance of validation accuracy is measurement, from the noise-subset trainings that
+    also hold ``reserve_accuracy``: the same networks scored on two fixed image sets of different sizes.
+
+    A training's score on a fixed set of ``n`` images is its expected accuracy plus a measurement error of variance
+    ``c / n`` (which images this network happens to get right), so the seed variances on the validation set and on
+    the reserve differ by ``c (1 / n_val - 1 / n_reserve)``; that gives ``c``, the measurement std of one validation
+    score, ``sqrt(c / n_val)``, and its share of the validation seed variance."""
+    groups = [group for group in noise_groups(records).values() if all("reserve_accuracy" in r for r in group)]
+    if len(groups) < 2:
+        return {"architectures": len(groups)}
+    n_reserve = int(np.median([r["reserve_images"] for group in groups for r in group]))
+    val_variance = float(np.mean([np.var([r["val_accuracy"] for r in group], ddof=1) for group in groups]))
+    reserve_variance = float(np.mean([np.var([r["reserve_accuracy"] for r in group], ddof=1) for group in groups]))
+    per_image = (val_variance - reserve_variance) / (1 / n_val - 1 / n_reserve)
+    return {
+        "architectures": len(groups),
+        "reserve_images": n_reserve,
+        "val_seed_std": float(np.sqrt(val_variance)),
+        "reserve_seed_std": float(np.sqrt(reserve_variance)),
+        "val_measurement_std": float(np.sqrt(max(per_image, 0.0) / n_val)),
+        "measurement_share_of_val_seed_variance": max(per_image, 0.0) / n_val / val_variance,
     }
 
 
