@@ -32,6 +32,15 @@ for _problem in range(1, 16):
              kwargs={"problem": _problem, "bundle": ENV_BUNDLES[f"CitySeg-MOP{_problem}-v0"]})
 
 
+def closest_env_id(name: str) -> str | None:
+    """The registered id nearest to ``name``, ignoring case (``"SurrNAS-Darts-v0"`` -> ``"SurrNAS-DARTS-v0"``)."""
+    import difflib
+
+    lowered = {env_id.lower(): env_id for env_id in ENV_BUNDLES}
+    match = difflib.get_close_matches(str(name).lower(), lowered, n=1, cutoff=0.6)
+    return lowered[match[0]] if match else None
+
+
 def make_benchmark(name: str, surrogate: str | None = None, bundle: "str | os.PathLike | None" = None) -> "Benchmark":
     """A benchmark by name (``"darts"``, ``"fbnet"``, ``"cityseg-mop1"`` ... ``"cityseg-mop15"``); see
     :func:`nas_envs.benchmarks.make_benchmark`."""
@@ -40,4 +49,4 @@ def make_benchmark(name: str, surrogate: str | None = None, bundle: "str | os.Pa
     return _make_benchmark(name, surrogate=surrogate, bundle=bundle)
 
 
-__all__ = ["BudgetExhaustedError", "ENV_BUNDLES", "__version__", "make_benchmark"]
+__all__ = ["BudgetExhaustedError", "ENV_BUNDLES", "__version__", "closest_env_id", "make_benchmark"]

@@ -11,6 +11,22 @@ class MissingExtraError(ImportError):
     """A feature was used whose optional dependencies are not installed; the message names the extra."""
 
 
+#: the extra that installs each optional module the library imports (the first of them, where several do)
+EXTRA_OF_MODULE = {"xgboost": "xgboost", "torch": "gin", "torch_geometric": "gin", "stable_baselines3": "rl",
+                   "sb3_contrib": "rl", "optuna": "tpe", "pymoo": "moea", "matplotlib": "plot", "scipy": "groundtruth",
+                   "ray": "ray", "mkdocs": "docs"}
+
+
+def missing_extra(error: ModuleNotFoundError, feature: str) -> MissingExtraError | None:
+    """The :class:`MissingExtraError` that an import failure of an optional module stands for (``None`` for a
+    module no extra provides: a real bug, to be raised as it is)."""
+    module = (error.name or "").split(".")[0]
+    if module not in EXTRA_OF_MODULE:
+        return None
+    return MissingExtraError(f"{feature} needs {module}, which is not installed: "
+                             f"pip install 'nas-envs[{EXTRA_OF_MODULE[module]}]'")
+
+
 def require(module: str, extra: str, feature: str) -> ModuleType:
     """Import ``module``, or raise :class:`MissingExtraError` saying which extra of nas-envs provides it."""
     try:
@@ -18,6 +34,14 @@ def require(module: str, extra: str, feature: str) -> ModuleType:
     except ImportError as error:
         raise MissingExtraError(f"{feature} needs {module.split('.')[0]}, which is not installed: "
                                 f"pip install 'nas-envs[{extra}]'") from error
+
+
+def require_installed(module: str, extra: str, feature: str) -> None:
+    """Raise :class:`MissingExtraError` now if ``module`` is not installed, without importing it (for options
+    checked where they are given, long before the module is first used)."""
+    if not available(module):
+        raise MissingExtraError(f"{feature} needs {module.split('.')[0]}, which is not installed: "
+                                f"pip install 'nas-envs[{extra}]'")
 
 
 def available(module: str) -> bool:

@@ -17,5 +17,8 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
     notebook = nbformat.read(path, as_version=4)
     nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}}).execute()
-    errors = [output for cell in notebook.cells for output in cell.get("outputs", []) if output.output_type == "error"]
-    assert not errors and len(NOTEBOOKS) == 4
+    outputs = [output for cell in notebook.cells for output in cell.get("outputs", [])]
+    assert not [output for output in outputs if output.output_type == "error"]
+    # what a student sees: no warning (tqdm's "IProgress not found" where ipywidgets is missing, deprecations)
+    warnings = [output.text for output in outputs if output.output_type == "stream" and "Warning" in output.text]
+    assert not warnings

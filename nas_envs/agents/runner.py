@@ -229,10 +229,16 @@ def load_run_groups(folders: list[Path]) -> list[RunGroup]:
     if not found:
         raise FileNotFoundError(f"no runs found in {', '.join(searched)}: looked for <agent>/run.json with "
                                 "<agent>/seed_<k>.jsonl beside it, as 'nas-envs run' writes them")
-    for group in found:
-        same_agent = [g.identity for g in found if g.identity["agent"] == group.identity["agent"]]
+    return label_groups(found)
+
+
+def label_groups(groups: list[RunGroup]) -> list[RunGroup]:
+    """Label each group by its agent and, where groups of one agent among ``groups`` differ, by what differs;
+    returns them sorted by label."""
+    for group in groups:
+        same_agent = [g.identity for g in groups if g.identity["agent"] == group.identity["agent"]]
         group.label = group.identity["agent"] + _difference(group.identity, same_agent)
-    return sorted(found, key=lambda g: g.label)
+    return sorted(groups, key=lambda g: g.label)
 
 
 def _flat(identity: dict) -> dict:

@@ -11,6 +11,7 @@ import numpy as np
 from nas_envs.assets import check_pin, resolve_bundle, restore_hint
 from nas_envs.benchmarks.base import Benchmark
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Predictor, exact_costs, load_bundled
+from nas_envs.extras import require_installed
 from nas_envs.spaces.base import SearchSpace
 from nas_envs.surrogates.manifest import read_verified_manifest, require_listed
 from nas_envs.surrogates.noise import ensemble_mean_std, noise_std
@@ -44,6 +45,8 @@ class SurrogateBenchmark(Benchmark):
         self.bundle_dir, self._pin = resolve_bundle(bundle)
         self.surrogate = surrogate
         self.kinds = (*surrogate.split("+"), "runtime")
+        if "gin" in self.kinds:  # refused here, not at the first evaluation
+            require_installed("torch_geometric", "gin", f"surrogate={surrogate!r}")
 
     @property
     def name(self) -> str:

@@ -14,18 +14,26 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     for group in (experiments, groundtruth, surrogates):
         group.add_commands(commands)
+    for command in commands.choices.values():  # also after the command: 'nas-envs run ... --quiet'
+        command.add_argument("--quiet", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser
 
 
 def dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     """Run the chosen command; expected failures print one clear line instead of a traceback."""
-    from nas_envs.extras import MissingExtraError
+    from nas_envs.extras import MissingExtraError, missing_extra
     from nas_envs.surrogates.manifest import AssetError
 
     args = parser.parse_args(argv)
     configure_output(args.quiet)
     try:
         return args.handler(args)
+    except ModuleNotFoundError as error:  # an optional module of a command or option: name its extra
+        extra = missing_extra(error, f"nas-envs {args.command}")
+        if extra is None:
+            raise
+        print(f"nas-envs {args.command}: error: {extra}", file=sys.stderr)
+        return 2
     except (ValueError, OSError, AssetError, RuntimeError, MissingExtraError) as error:
         print(f"nas-envs {args.command}: error: {error}", file=sys.stderr)
         return 2

@@ -8,9 +8,10 @@ import logging
 from concurrent.futures import as_completed
 from pathlib import Path
 
-from nas_envs.agents.runner import AGENT_NAMES
+from nas_envs.agents.runner import AGENT_NAMES, AGENT_NEEDS
 from nas_envs.benchmarks.surrogate_benchmark import SURROGATES
 from nas_envs.cli.arguments import non_negative_int, positive_int
+from nas_envs.extras import require
 from nas_envs.parallel import worker_pool
 from nas_envs.progress import progress
 
@@ -43,8 +44,10 @@ def _run(args: argparse.Namespace) -> int:
     from nas_envs.agents.runner import RunSettings, load_run_groups, parse_duration, run
 
     if args.env not in nas_envs.ENV_BUNDLES:
-        raise ValueError(f"unknown environment {args.env!r}; 'nas-envs list' prints the {len(nas_envs.ENV_BUNDLES)} "
-                         "ids")
+        closest = nas_envs.closest_env_id(args.env)
+        hint = f"did you mean {closest!r}? " if closest else ""
+        raise ValueError(f"unknown environment {args.env!r}; {hint}'nas-envs list' prints the "
+                         f"{len(nas_envs.ENV_BUNDLES)} ids")
     if args.surrogate is not None and not args.env.startswith("SurrNAS-"):
         raise ValueError(f"--surrogate chooses the accuracy surrogate of SurrNAS-DARTS/FBNet; {args.env} has none "
                          "to choose (CitySeg problems score with their rank-net)")
@@ -61,11 +64,15 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _plot(args: argparse.Namespace) -> int:
-    from nas_envs.agents.plot import format_table, plot_runs
+    require("matplotlib", "plot", "nas-envs plot")
+    from nas_envs.agents.plot import format_table, plot_run_folders
 
-    table = plot_runs([Path(d) for d in args.dirs], Path(args.output), title=args.title)
-    print(format_table(table))
-    print(f"wrote {args.output}")
+    figures = plot_run_folders([Path(d) for d in args.dirs], Path(args.output), title=args.title)
+    for env_id, (path, table) in figures.items():
+        if len(figures) > 1:
+            print(env_id)
+        print(format_table(table))
+        print(f"wrote {path}")
     return 0
 
 
@@ -86,6 +93,10 @@ def _curve(args: argparse.Namespace) -> int:
     print(f"{'env steps':>10} {'mean score of the window':>32}  ({len(runs)} seeds, {args.window} architectures a "
           "window)")
     curve = reward_curve(runs, args.window, decisions)
+    if not curve:
+        shortest = min(len(rows) for rows in runs)
+        raise ValueError(f"the shortest of these runs evaluated {shortest} architectures, fewer than one window of "
+                         f"{args.window}: pass --window {max(1, shortest // 10)} (or less), or run longer")
     for step, mean, se in curve:
         print(f"{step:>10} {100 * mean:>26.3f} +- " + (f"{100 * se:.3f}" if len(runs) > 1 else "n/a"))
     if args.plot:
@@ -149,17 +160,22 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     listing.set_defaults(handler=_list)
     run = commands.add_parser("run", help="run an agent for several seeds on a simulated budget")
     run.add_argument("--env", required=True, help="environment id, e.g. SurrNAS-DARTS-v0")
-    run.add_argument("--agent", required=True, choices=AGENT_NAMES)
-    run.add_argument("--budget", required=True, help="simulated budget: seconds or 90m, 24h, 2d")
+    needs = "; ".join(f"{name}: [{AGENT_NEEDS[name][1]}]" for name in AGENT_NAMES if name in AGENT_NEEDS)
+    run.add_argument("--agent", required=True, choices=AGENT_NAMES,
+                     help=f"the search agent; extras needed: {needs}; the others run on the core install")
+    run.add_argument("--budget", required=True, help="simulated budget with its unit: 3600s, 90m, 24h or 2d")
     run.add_argument("--seeds", type=positive_int, default=10, help="number of seeds")
-    run.add_argument("--first-seed", type=non_negative_int, default=0)
-    run.add_argument("--max-evaluations", type=positive_int, default=None)
+    run.add_argument("--first-seed", type=non_negative_int, default=0,
+                     help="the first seed: seeds FIRST-SEED .. FIRST-SEED+SEEDS-1 run (add seeds to a folder)")
+    run.add_argument("--max-evaluations", type=positive_int, default=None,
+                     help="also stop a seed after this many evaluated architectures")
     run.add_argument("--no-noise", action="store_true", help="evaluate with ensemble means instead of noisy draws")
     run.add_argument("--surrogate", default=None, choices=SURROGATES,
                      help="accuracy surrogate of SurrNAS-DARTS/FBNet (default: the environment's, xgb)")
     run.add_argument("--out", required=True, help="output folder (trajectories go to OUT/<agent>/)")
-    run.add_argument("--workers", type=positive_int, default=1)
-    run.add_argument("--backend", default="local", choices=["local", "ray"])
+    run.add_argument("--workers", type=positive_int, default=1, help="seeds run at once, one process each")
+    run.add_argument("--backend", default="local", choices=["local", "ray"],
+                     help="local processes, or Ray tasks (RAY_ADDRESS joins a cluster; needs [ray])")
     run.set_defaults(handler=_run)
 
     plot = commands.add_parser("plot", help="anytime plot of runs: incumbent error against simulated time")

@@ -16,6 +16,19 @@ from nas_envs.envs.episodes import Episodes, check_budget, make_observation_spac
 from nas_envs.envs.rewards import check_reward, shaped_reward
 
 
+class BatchedActions(spaces.MultiDiscrete):
+    """The vector environment's action space: one of ``A`` actions for each of ``N`` copies. ``sample`` also takes
+    ``info["action_mask"]`` as it comes, an ``(N, A)`` array, so that the single environment's idiom
+    ``env.action_space.sample(info["action_mask"])`` draws a legal action for every copy."""
+
+    def sample(self, mask=None, probability=None):
+        if isinstance(mask, np.ndarray) and mask.ndim == 2:
+            mask = tuple(np.asarray(row, dtype=np.int8) for row in mask)
+        if isinstance(probability, np.ndarray) and probability.ndim == 2:
+            probability = tuple(np.asarray(row, dtype=np.float64) for row in probability)
+        return super().sample(mask=mask, probability=probability)
+
+
 class SequentialNASVectorEnv(VectorEnv):
     """``num_envs`` copies of a sequential NAS environment with next-step autoreset.
 
@@ -55,7 +68,7 @@ class SequentialNASVectorEnv(VectorEnv):
         self.render_mode = None
         d, a = self.space.num_decisions, self.space.num_actions
         self.single_action_space = spaces.Discrete(a)
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.action_space = BatchedActions(np.full(self.num_envs, a), dtype=self.single_action_space.dtype)
         self.single_observation_space = make_observation_space(d, a)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self._episodes = Episodes(self.space, self.num_envs, self.budget_seconds, self._reward_shape())
