@@ -72,12 +72,20 @@ def packaged_bundle(name: str) -> Path:
     return Path(str(resources.files("nas_envs") / "bundles" / name))
 
 
+def check_bundle_argument(bundle: object) -> None:
+    """Refuse a ``bundle`` that is neither a name nor a path (``""``, ``123``, a list) where it is given."""
+    if isinstance(bundle, bool) or not isinstance(bundle, (str, os.PathLike)) or not str(bundle).strip():
+        raise ValueError(f"bundle must be a released bundle's name ({sorted(RELEASED_BUNDLES)}) or the path of a "
+                         f"bundle folder written by 'nas-envs fit'; got {bundle!r}")
+
+
 def resolve_bundle(bundle: str | os.PathLike) -> tuple[Path, str | None]:
     """``(folder, pinned manifest sha256 or None)`` of a released bundle name or of a bundle folder of one's own.
 
     A name is looked up under ``NAS_ENVS_ASSETS/models/`` when the override holds it, in the package otherwise.
     A folder (a path, e.g. the output of ``nas-envs fit``) is used as it is, without a pin.
     """
+    check_bundle_argument(bundle)
     if isinstance(bundle, str) and bundle in RELEASED_BUNDLES:
         override = _override()
         folder = override / "models" / bundle if override is not None else None
@@ -87,6 +95,27 @@ def resolve_bundle(bundle: str | os.PathLike) -> tuple[Path, str | None]:
         raise ValueError(f"unknown bundle {bundle!r}; released: {sorted(RELEASED_BUNDLES)}, or the path of a "
                          "bundle folder written by 'nas-envs fit'")
     return folder, None
+
+
+def check_bundle_space(folder: Path, manifest: dict, space: str) -> None:
+    """Refuse a bundle fitted for another space (or another kind of benchmark) than the one opening it: its
+    manifest names its space (CitySeg's, which predates the field, holds the problems' ``bounds`` instead)."""
+    held = manifest.get("space") or ("cityseg" if "bounds" in manifest else None)
+    if held != space:
+        releases = sorted(name for name in RELEASED_BUNDLES if name.startswith(f"{space}-"))
+        what = f"a {held} bundle" if held else "not a bundle nas-envs wrote (its manifest names no space)"
+        raise ValueError(f"{folder} is {what}; a {space} benchmark needs a {space} bundle: {releases} or a folder "
+                         f"written by 'nas-envs fit {space}'")
+
+
+def read_bundle_json(folder: Path, name: str, hint: str) -> dict:
+    """A JSON file of a verified bundle, or an :class:`AssetError` that names it and says what is wrong."""
+    import json
+
+    try:
+        return json.loads((folder / name).read_text())
+    except (ValueError, UnicodeDecodeError) as error:
+        raise AssetError(f"{folder / name} could not be read as JSON ({error}). {hint}") from None
 
 
 def restore_hint(folder: Path, released: bool) -> str:

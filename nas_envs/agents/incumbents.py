@@ -16,31 +16,25 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
+from nas_envs.agents.runner import load_run_groups
+
 
 def final_incumbents(folder: Path) -> list[dict]:
     """One row per run below ``folder`` (``<agent>/seed_<k>.jsonl``): its final incumbent. Rows are ordered seed by
     seed (every agent's first seed, then every agent's second...), so that the first rows of the list cover every
     agent evenly when only part of it is trained."""
-    runs = []
-    for path in Path(folder).glob("*/seed_*.jsonl"):
-        with open(path) as handle:
-            rows = [json.loads(line) for line in handle]
-        if rows:
-            runs.append((int(path.stem.split("_")[1]), path.parent.name, rows))
-    if not runs:
-        raise FileNotFoundError(f"no trajectories (<agent>/seed_<k>.jsonl) found below {folder}")
-    settings = {agent: json.loads((Path(folder) / agent / "run.json").read_text())
-                for agent in {agent for _, agent, _ in runs}}
-    multi_objective = sorted(agent for _, agent, rows in runs if "val_accuracy" not in rows[0])
+    runs = [(seed, group.identity, rows) for group in load_run_groups([Path(folder)])
+            for seed, rows in group.seeds.items()]
+    multi_objective = sorted({identity["agent"] for _, identity, rows in runs if "val_accuracy" not in rows[0]})
     if multi_objective:
         raise ValueError(f"incumbents lists the final incumbent of single-objective runs (DARTS, FBNet) to train "
                          f"them; {folder} holds multi-objective runs ({', '.join(multi_objective)}), whose result is "
                          "a front, not one architecture")
     out = []
-    for seed, agent, rows in sorted(runs, key=lambda run: (run[0], run[1])):
+    for seed, identity, rows in sorted(runs, key=lambda run: (run[0], run[1]["agent"])):
         best = max(rows, key=lambda row: row["val_accuracy"])  # the first of equals, as the recorder keeps it
-        out.append({"agent": agent, "seed": seed, "env_id": settings[agent]["env_id"],
-                    "env_kwargs": settings[agent].get("env_kwargs", {}), "architecture": best["architecture"],
+        out.append({"agent": identity["agent"], "seed": seed, "env_id": identity["env_id"],
+                    "env_kwargs": identity["env_kwargs"], "architecture": best["architecture"],
                     "found_at_evaluation": best["evaluation"], "observed_val_accuracy": best["val_accuracy"]})
     # the surrogate mean comes from the environment the run used (its surrogate included)
     by_environment: dict[str, list[dict]] = {}

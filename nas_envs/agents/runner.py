@@ -7,12 +7,14 @@ local processes, or over Ray tasks for users with a cluster.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
 import time
 from concurrent.futures import as_completed
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import gymnasium as gym
@@ -24,6 +26,7 @@ from nas_envs.agents.trajectory import Evaluator, SearchBudgetSpent, TrajectoryR
 from nas_envs.extras import require
 from nas_envs.parallel import ray_imap_unordered, worker_pool
 from nas_envs.progress import disabled as progress_disabled
+from nas_envs.spaces.base import SearchSpace
 
 AGENT_NAMES = ("rs", "re", "ls", "de", "bananas", "tpe", "reinforce", "ppo")
 logger = logging.getLogger(__name__)
@@ -126,9 +129,16 @@ def write_trajectory(path: Path, rows: list[dict]) -> None:
     tmp.replace(path)  # a killed run leaves no half-written trajectory
 
 
+def settings_digest(identity: dict) -> str:
+    """A short digest of a run's identity, stored in every trajectory row: a seed file copied in from a run of
+    other settings is recognised as such by every reader."""
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]
+
+
 def _seed_task(settings: RunSettings, seed: int, out: Path) -> tuple[int, int, float]:
     started = time.perf_counter()
-    rows = run_seed(settings, seed)
+    digest = settings_digest(settings.identity())
+    rows = [{**row, "run": digest} for row in run_seed(settings, seed)]
     write_trajectory(out / settings.agent / f"seed_{seed}.jsonl", rows)
     return seed, len(rows), time.perf_counter() - started
 
@@ -147,15 +157,15 @@ def run(settings: RunSettings, seeds: list[int], out: Path, workers: int = 1, ba
     record_path = folder / "run.json"
     previous: list[int] = []
     if record_path.exists():
-        record = json.loads(record_path.read_text())
-        held = RunSettings.from_record(record).identity()
+        record, held = read_run_record(record_path)
         if held != settings.identity():
             differ = "; ".join(f"{key}: {held.get(key)!r} there, {value!r} asked"
                                for key, value in settings.identity().items() if held.get(key) != value)
             raise SettingsMismatchError(f"{folder} holds runs of other settings ({differ}); write these runs to "
                                         "another --out folder")
         previous = record.get("seeds", [])
-    existing = {int(p.stem.split("_")[1]) for p in folder.glob("seed_*.jsonl")}
+    # a seed is done when its trajectory reads back whole; an empty or damaged one is run again (and replaced)
+    existing = set(read_seed_files(folder, settings.identity()))
     todo = [seed for seed in seeds if seed not in existing]
     if len(todo) < len(seeds):
         skipped = sorted(set(seeds) - set(todo))
@@ -203,8 +213,10 @@ class RunGroup:
 def load_run_groups(folders: list[Path]) -> list[RunGroup]:
     """The runs below ``folders`` (``<agent>/run.json`` and ``<agent>/seed_<k>.jsonl``), grouped by settings.
 
-    A (settings, seed) found twice (the same folder given twice, or a copy) counts once, with a warning. Labels
-    name the agent and, where groups of one agent differ, what differs (``rs (surrogate=xgb+gin)``).
+    A (settings, seed) found twice (the same folder given twice, or a copy) counts once, with a warning; a seed file
+    that cannot count as a finished run of its folder's settings is left out with a warning that names it (see
+    :func:`read_trajectory`); a ``run.json`` that is not a run record is refused, naming it. Labels name the agent
+    and, where groups of one agent differ, what differs (``rs (surrogate=xgb+gin)``).
     """
     groups: dict[str, RunGroup] = {}
     searched = []
@@ -213,16 +225,12 @@ def load_run_groups(folders: list[Path]) -> list[RunGroup]:
         records = sorted(folder.glob("*/run.json")) or sorted(folder.glob("run.json"))
         searched.append(str(folder))
         for record_path in records:
-            record = json.loads(record_path.read_text())
-            identity = RunSettings.from_record(record).identity()
+            _, identity = read_run_record(record_path)
             group = groups.setdefault(json.dumps(identity, sort_keys=True), RunGroup(identity))
-            for path in sorted(record_path.parent.glob("seed_*.jsonl")):
-                rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-                if not rows:
-                    continue
-                seed = int(path.stem.split("_")[1])
+            for seed, rows in read_seed_files(record_path.parent, identity).items():
                 if seed in group.seeds:
-                    logger.warning("%s: seed %d of these settings was already read elsewhere; counted once", path, seed)
+                    logger.warning("%s: seed %d of these settings was already read elsewhere; counted once",
+                                   record_path.parent / f"seed_{seed}.jsonl", seed)
                     continue
                 group.seeds[seed] = rows
     found = [g for g in groups.values() if g.seeds]
@@ -230,6 +238,77 @@ def load_run_groups(folders: list[Path]) -> list[RunGroup]:
         raise FileNotFoundError(f"no runs found in {', '.join(searched)}: looked for <agent>/run.json with "
                                 "<agent>/seed_<k>.jsonl beside it, as 'nas-envs run' writes them")
     return label_groups(found)
+
+
+def read_run_record(path: Path) -> tuple[dict, dict]:
+    """``(record, identity)`` of a ``run.json``; a file that is not a run record is refused, naming it."""
+    try:
+        record = json.loads(path.read_text())
+        identity = RunSettings.from_record(record).identity()
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise ValueError(f"{path} is not a run record written by 'nas-envs run' ({type(error).__name__}: "
+                         f"{str(error)[:80]}); remove it or the folder") from None
+    return record, identity
+
+
+SEED_FILE = re.compile(r"seed_(\d+)\.jsonl")
+
+
+def read_seed_files(folder: Path, identity: dict) -> dict[int, list[dict]]:
+    """seed -> rows of the trajectories in ``folder`` that count as finished runs of ``identity``. Files named
+    otherwise (``seed_0 (copy).jsonl``) and trajectories that :func:`read_trajectory` rejects are left out, each
+    with a warning."""
+    seeds = {}
+    for path in sorted(folder.glob("seed_*.jsonl")):
+        match = SEED_FILE.fullmatch(path.name)
+        if match is None:
+            logger.warning("%s: not a seed file of 'nas-envs run' (seed_<k>.jsonl); ignored", path)
+            continue
+        rows = read_trajectory(path, identity)
+        if rows is not None:
+            seeds[int(match.group(1))] = rows
+    return seeds
+
+
+@lru_cache(maxsize=32)
+def _space_of(env_id: str) -> SearchSpace:
+    return gym.make(env_id).unwrapped.space
+
+
+def read_trajectory(path: Path, identity: dict) -> list[dict] | None:
+    """The rows of one seed's trajectory, or ``None`` with a warning naming the file (and line) when it cannot
+    count as a finished run of ``identity``: empty, not JSON lines, a row without a finite ``sim_time`` or an
+    ``architecture``, clocks that run backwards, rows of another run's settings (their ``run`` digest), or, in files
+    written before rows carried that digest, architectures of another environment's space."""
+    def reject(why: str) -> None:
+        logger.warning("%s: %s; this seed is not counted ('nas-envs run' runs it again)", path, why)
+
+    rows = []
+    for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            return reject(f"line {number} is not JSON (a truncated or edited file)")
+        sim_time = row.get("sim_time") if isinstance(row, dict) else None
+        if not isinstance(sim_time, (int, float)) or isinstance(sim_time, bool) or not np.isfinite(sim_time) \
+                or not isinstance(row.get("architecture"), str):
+            return reject(f"line {number} has no finite sim_time or no architecture")
+        if rows and sim_time < rows[-1]["sim_time"]:
+            return reject(f"line {number}: the simulated clock runs backwards")
+        rows.append(row)
+    if not rows:
+        return reject("the file is empty")
+    digests = {row.get("run") for row in rows}
+    if digests - {None, settings_digest(identity)}:
+        return reject("its rows come from a run of other settings than the folder's run.json")
+    if None in digests:  # written before rows named their run: at least the space must be the environment's
+        try:
+            _space_of(identity["env_id"]).from_string(rows[0]["architecture"])
+        except (ValueError, gym.error.Error) as error:
+            return reject(f"its architectures are not of {identity['env_id']} ({str(error)[:60]})")
+    return rows
 
 
 def label_groups(groups: list[RunGroup]) -> list[RunGroup]:

@@ -7,9 +7,9 @@ import os
 from functools import cache
 from pathlib import Path
 
-from nas_envs.assets import DEFAULT_BUNDLES, assets_dir
+from nas_envs.assets import DEFAULT_BUNDLES, assets_dir, check_bundle_argument
 from nas_envs.benchmarks.base import Benchmark, objective_matrix
-from nas_envs.benchmarks.surrogate_benchmark import SurrogateBenchmark
+from nas_envs.benchmarks.surrogate_benchmark import SURROGATES, SurrogateBenchmark
 from nas_envs.spaces import get_space
 
 CITYSEG_PROBLEMS = tuple(f"cityseg-mop{n}" for n in range(1, 16))
@@ -31,9 +31,13 @@ def make_benchmark(name: str, surrogate: str | None = None, bundle: "str | os.Pa
     Benchmarks are stateless between calls (noise comes from the caller's generator), so one instance per
     (name, surrogate, bundle, assets folder) is shared by every environment of the process: assets load once.
     """
-    if name not in BENCHMARKS:
+    if not isinstance(name, str) or name not in BENCHMARKS:
         raise ValueError(f"unknown benchmark {name!r}; allowed: darts, fbnet, cityseg-mop1 ... cityseg-mop15")
+    if surrogate is not None and (not isinstance(surrogate, str) or surrogate not in SURROGATES):
+        raise ValueError(f"unknown surrogate {surrogate!r}; allowed: {SURROGATES} (DARTS and FBNet), or None for the "
+                         "default")
     bundle = DEFAULT_BUNDLES[space_of(name)] if bundle is None else bundle
+    check_bundle_argument(bundle)
     if not isinstance(bundle, str):
         bundle = str(Path(bundle).resolve())
     return _shared_benchmark(name, surrogate, bundle, str(assets_dir()))

@@ -19,13 +19,12 @@ objectives it shares with another.
 
 from __future__ import annotations
 
-import json
 import os
 from functools import cached_property
 
 import numpy as np
 
-from nas_envs.assets import check_pin, resolve_bundle, restore_hint
+from nas_envs.assets import check_bundle_space, check_pin, read_bundle_json, resolve_bundle, restore_hint
 from nas_envs.benchmarks.base import Benchmark
 from nas_envs.benchmarks.cityseg_problems import OBJECTIVES, CitySegProblem
 from nas_envs.spaces.cityseg import (
@@ -37,7 +36,7 @@ from nas_envs.spaces.cityseg import (
     WIDTH_START,
     CitySegSpace,
 )
-from nas_envs.surrogates.manifest import read_verified_manifest, require_listed
+from nas_envs.surrogates.manifest import UNREADABLE, AssetError, read_verified_manifest, require_listed
 from nas_envs.surrogates.noise import ensemble_mean_std
 from nas_envs.threads import inference_threads
 
@@ -149,6 +148,7 @@ class CitySegBenchmark(Benchmark):
         hint = restore_hint(self.bundle_dir, self._pin is not None)
         manifest = read_verified_manifest(self.bundle_dir, hint)
         check_pin(self.bundle_dir, self._pin)
+        check_bundle_space(self.bundle_dir, manifest, "cityseg")
         require_listed(manifest, self.bundle_dir, ["ranknet/config.json", "ranknet/weights.npz", "costs.json",
                                                    "latency-h1.json", "latency-h2.json"], hint)
         return manifest
@@ -161,18 +161,22 @@ class CitySegBenchmark(Benchmark):
         from nas_envs.surrogates.ranknet import RankNetEnsemble
 
         _ = self.manifest  # verify checksums first
-        return RankNetEnsemble.load(self.bundle_dir / "ranknet")
+        try:
+            return RankNetEnsemble.load(self.bundle_dir / "ranknet")
+        except UNREADABLE as error:  # a file whose checksum matches its manifest but whose content is broken
+            raise AssetError(f"{self.bundle_dir / 'ranknet'}: the rank-net could not be read ({type(error).__name__}: "
+                             f"{error}). {restore_hint(self.bundle_dir, self._pin is not None)}") from error
 
     @cached_property
     def _costs(self) -> dict:
         _ = self.manifest
-        return json.loads((self.bundle_dir / "costs.json").read_text())
+        return read_bundle_json(self.bundle_dir, "costs.json", restore_hint(self.bundle_dir, self._pin is not None))
 
     @cached_property
     def _latency(self) -> dict[str, LatencyTable]:
         _ = self.manifest
-        return {p: LatencyTable(json.loads((self.bundle_dir / f"latency-{p}.json").read_text()))
-                for p in ("h1", "h2")}
+        hint = restore_hint(self.bundle_dir, self._pin is not None)
+        return {p: LatencyTable(read_bundle_json(self.bundle_dir, f"latency-{p}.json", hint)) for p in ("h1", "h2")}
 
     @cached_property
     def bounds(self) -> dict[str, tuple[float, float]]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 OBJECTIVES: tuple[str, ...] = ("err", "h1_latency", "h2_latency", "h1_energy", "h2_energy", "flops", "params")
 
 _H1 = ("err", "h1_latency")
@@ -59,7 +61,20 @@ class CitySegProblem:
         return POPULATION[len(self.objectives)][0]
 
 
-def get_problem(number: int) -> CitySegProblem:
-    if number not in PROBLEM_OBJECTIVES:
-        raise ValueError(f"CitySeg/MOP{number} does not exist; problems are numbered 1..{len(PROBLEM_OBJECTIVES)}")
+def problem_number(problem: object) -> int:
+    """A problem's number from an integer or a string of one (``3``, ``"3"``); anything else is refused, naming
+    what was given and what is allowed."""
+    allowed = f"an integer 1..{len(PROBLEM_OBJECTIVES)} (or a string of one, '3')"
+    if isinstance(problem, str) and problem.strip().isdigit():
+        problem = int(problem)
+    if isinstance(problem, (bool, np.bool_)) or not isinstance(problem, (int, np.integer)):
+        raise TypeError(f"problem must be {allowed}; got {type(problem).__name__} {problem!r}")
+    if int(problem) not in PROBLEM_OBJECTIVES:
+        raise ValueError(f"CitySeg/MOP{problem} does not exist; problem must be {allowed}")
+    return int(problem)
+
+
+def get_problem(number: object) -> CitySegProblem:
+    """CitySeg/MOP``number`` (see :func:`problem_number` for what ``number`` may be)."""
+    number = problem_number(number)
     return CitySegProblem(number, PROBLEM_OBJECTIVES[number])

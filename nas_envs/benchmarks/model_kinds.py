@@ -16,7 +16,7 @@ import numpy as np
 
 from nas_envs.extras import require
 from nas_envs.spaces.base import SearchSpace
-from nas_envs.surrogates.manifest import AssetError
+from nas_envs.surrogates.manifest import UNREADABLE, AssetError
 
 
 def exact_costs(cost_table: dict, cost_features: np.ndarray) -> dict[str, np.ndarray]:
@@ -196,7 +196,7 @@ def load_bundled(kind: str, entry: dict, bundle: Path, space_name: str) -> Predi
                          f"noise range); {refit}")
     try:
         return model_kind.load([bundle / f for f in entry["files"]])
-    except (ValueError, KeyError, IndexError, TypeError, OSError, RuntimeError) as error:
+    except UNREADABLE as error:
         # a file whose checksum matches its manifest but whose content this version cannot read
         raise AssetError(f"{bundle}: the {kind!r} model files ({', '.join(entry['files'][:3])}...) could not be "
                          f"read: {type(error).__name__}: {error}; {refit}") from error

@@ -7,6 +7,8 @@ from pymoo.core.problem import Problem
 from pymoo.core.repair import Repair
 
 from nas_envs.benchmarks.base import Benchmark, objective_matrix
+from nas_envs.checks import check_flag
+from nas_envs.spaces.base import InvalidArchitectureError
 
 #: objectives of the single-objective benchmarks when a multi-objective search asks for none in particular
 DEFAULT_TRADE_OFF = ("val_accuracy", "params")
@@ -23,9 +25,12 @@ class BenchmarkProblem(Problem):
             validation accuracy against parameters for DARTS and FBNet.
         noise: noisy evaluations (seeded once by ``seed``, so that a run is reproducible) or the models' means.
 
-    pymoo's integer operators hand over floats of integral value and know nothing of a space's rules: they are
-    rounded here, and rows the space rejects are projected onto it by :class:`LegalGenes` (which an algorithm may
-    also take as its ``repair``, so that its population holds what was evaluated).
+    pymoo's integer operators hand over floats of integral value and know nothing of a space's rules: rows within
+    the genes' bounds that break a rule of the space are projected onto it by :class:`LegalGenes` (which an
+    algorithm may also take as its ``repair``, so that its population holds what was evaluated). Anything else
+    (fractions, NaN, infinities, genes outside the bounds, strings, the wrong width) is refused with the errors
+    of :meth:`Benchmark.evaluate <nas_envs.benchmarks.base.Benchmark.evaluate>`, never mapped onto some other
+    architecture.
     """
 
     def __init__(self, benchmark: Benchmark, objectives: tuple[str, ...] | None = None, noise: bool = True,
@@ -41,13 +46,25 @@ class BenchmarkProblem(Problem):
                          vtype=int)
         self.benchmark = benchmark
         self.objective_names = tuple(objectives)
-        self.noise = noise
+        self.noise = check_flag("noise", noise)
         self.rng = np.random.default_rng(seed)
         self.evaluated: list[np.ndarray] = []  # every batch of genes evaluated, in order (an optimiser trajectory)
 
     def _evaluate(self, x: np.ndarray, out: dict, *args, **kwargs) -> None:
         space = self.benchmark.space
-        genes = np.rint(np.atleast_2d(x)).astype(np.int64)
+        x = np.atleast_2d(np.asarray(x))
+        if x.ndim != 2 or x.shape[1] != space.num_decisions:
+            raise InvalidArchitectureError(f"{space.name}: expected genes of shape (N, {space.num_decisions}), got "
+                                           f"{x.shape}")
+        if not len(x):
+            out["F"] = np.empty((0, self.n_obj))
+            return
+        genes = space.integer_genes(x)
+        outside = np.flatnonzero(((genes < 0) | (genes > space.gene_upper_bounds())).any(axis=1))
+        if len(outside):
+            space.validate(genes[outside[0]])  # names the gene and what is allowed
+            raise InvalidArchitectureError(f"{space.name}: genes {genes[outside[0]].tolist()} lie outside the "
+                                           f"bounds 0..{space.gene_upper_bounds().tolist()}")
         invalid = space.invalid_rows(genes)
         if invalid.any():
             genes[invalid] = LegalGenes.project(space, genes[invalid])

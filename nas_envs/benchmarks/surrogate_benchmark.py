@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 from functools import cached_property
 
 import numpy as np
 
-from nas_envs.assets import check_pin, resolve_bundle, restore_hint
+from nas_envs.assets import check_bundle_space, check_pin, read_bundle_json, resolve_bundle, restore_hint
 from nas_envs.benchmarks.base import Benchmark
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Predictor, exact_costs, load_bundled
 from nas_envs.extras import require_installed
@@ -57,6 +56,7 @@ class SurrogateBenchmark(Benchmark):
         hint = restore_hint(self.bundle_dir, self._pin is not None)
         manifest = read_verified_manifest(self.bundle_dir, hint)
         check_pin(self.bundle_dir, self._pin)
+        check_bundle_space(self.bundle_dir, manifest, self.space.name)
         for kind in self.kinds:
             if kind not in manifest.get("models", {}):
                 raise FileNotFoundError(
@@ -74,7 +74,7 @@ class SurrogateBenchmark(Benchmark):
     def cost_table(self) -> dict:
         """The bundle's exact params/FLOPs table (``costs.json``), verified against the manifest."""
         _ = self.manifest  # verify checksums first
-        return json.loads((self.bundle_dir / "costs.json").read_text())
+        return read_bundle_json(self.bundle_dir, "costs.json", restore_hint(self.bundle_dir, self._pin is not None))
 
     @cached_property
     def _models(self) -> dict[str, Predictor]:

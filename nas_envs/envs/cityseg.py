@@ -9,7 +9,7 @@ from gymnasium import spaces
 
 from nas_envs.benchmarks.base import objective_matrix
 from nas_envs.benchmarks.cityseg import hypervolume, nondominated
-from nas_envs.benchmarks.cityseg_problems import get_problem
+from nas_envs.benchmarks.cityseg_problems import get_problem, problem_number
 from nas_envs.envs.rendering import figure_to_array, new_figure
 from nas_envs.envs.sequential import SequentialNASEnv
 from nas_envs.envs.vector import SequentialNASVectorEnv
@@ -133,6 +133,7 @@ class CitySegMOPEnv(SequentialNASEnv):
         bundle: "str | os.PathLike | None" = None,
         strict_budget: bool = False,
     ) -> None:
+        problem = problem_number(problem)
         self.benchmark_name = f"cityseg-mop{problem}"
         self.vector_reward = _vector_reward(reward)
         self.objective_names = get_problem(problem).objectives
@@ -186,6 +187,7 @@ class CitySegMOPVectorEnv(SequentialNASVectorEnv):
     def __init__(self, num_envs: int = 1, problem: int = 1, budget_seconds: float | None = None,
                  noise: bool = True, reward: str = "hv", render_mode: str | None = None,
                  bundle: "str | os.PathLike | None" = None) -> None:
+        problem = problem_number(problem)
         self.benchmark_name = f"cityseg-mop{problem}"
         self.vector_reward = _vector_reward(reward)
         self.objective_names = get_problem(problem).objectives

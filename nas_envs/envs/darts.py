@@ -56,7 +56,8 @@ class SurrNASDartsEnv(SequentialNASEnv):
     is the ensemble's spread, calibrated and clipped to the seed-to-seed noise of real trainings (the bundle's
     noise subset); the mean with ``noise=False``. For learning, ``reward="standardised"`` gives the accuracy in
     standard deviations of random architectures from their mean, and ``reward="percentile"`` the fraction of
-    random architectures that score lower (:mod:`nas_envs.envs.rewards`); ``info["score"]`` stays the accuracy.
+    random architectures that score lower (:mod:`nas_envs.envs.rewards`; "random" is ``space.sample``, not a
+    uniform choice among legal actions, which scores lower); ``info["score"]`` stays the accuracy.
 
     ## Starting State
 

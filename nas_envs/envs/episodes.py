@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from gymnasium import spaces
 
+from nas_envs.checks import check_flag
 from nas_envs.spaces.base import SearchSpace
 
 #: scorer(rows, genes) -> (rewards, objective values by name, simulated seconds) of architectures just completed
@@ -53,9 +54,24 @@ def check_budget(budget_seconds: object) -> float | None:
                                                                                          np.floating)):
         raise TypeError(f"budget_seconds must be None or a number of simulated seconds, got "
                         f"{type(budget_seconds).__name__} {budget_seconds!r}")
-    if not (np.isfinite(budget_seconds) and budget_seconds > 0):
+    try:
+        seconds = float(budget_seconds)
+    except OverflowError:  # a Python int beyond float range
+        raise ValueError(f"budget_seconds must be a finite number of simulated seconds; an integer of "
+                         f"{len(str(abs(budget_seconds)))} digits is beyond float range (None: no budget)") from None
+    if not (np.isfinite(seconds) and seconds > 0):
         raise ValueError(f"budget_seconds must be None or a positive number of simulated seconds, got {budget_seconds}")
-    return float(budget_seconds)
+    return seconds
+
+
+def reset_budget_option(options: object) -> bool:
+    """``reset(options=...)``: ``None`` or a dict whose ``"reset_budget"`` (if given) is True or False."""
+    if options is None:
+        return False
+    if not isinstance(options, dict):
+        raise TypeError(f"reset options must be a dict such as {{'reset_budget': True}} or None, got "
+                        f"{type(options).__name__} {options!r}")
+    return check_flag("options['reset_budget']", options.get("reset_budget", False))
 
 
 @dataclass

@@ -20,6 +20,7 @@ from nas_envs.envs.episodes import (
     Episodes,
     check_budget,
     make_observation_space,
+    reset_budget_option,
 )
 from nas_envs.envs.rewards import REWARDS, check_reward, shaped_reward
 
@@ -91,7 +92,7 @@ class SequentialNASEnv(gym.Env):
         ``strict_budget=True`` such a reset raises :class:`BudgetExhaustedError` instead.
         """
         super().reset(seed=seed)
-        if seed is not None or bool((options or {}).get("reset_budget", False)) or not self._started:
+        if seed is not None or reset_budget_option(options) or not self._started:
             self._episodes.start_budgets(_ONE)
             self._start_budget()
         elif self.strict_budget and self.budget_exhausted:

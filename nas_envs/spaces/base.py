@@ -133,17 +133,20 @@ class SearchSpace(ABC):
             raise InvalidArchitectureError(
                 f"{self.name}: expected {self.num_decisions} genes, got an array of shape {genes.shape}"
             )
-        genes = self._integer_genes(genes)
+        genes = self.integer_genes(genes)
         self.validate(genes)
         return self.canonicalize(genes)
 
-    def _integer_genes(self, genes: np.ndarray) -> np.ndarray:
-        """int64 genes from integers or integral floats. Anything else (bools, strings, other objects, fractions,
-        non-finite or huge values) is refused with :class:`InvalidArchitectureError`; ranges are ``validate``'s."""
+    def integer_genes(self, genes: np.ndarray) -> np.ndarray:
+        """int64 genes (any shape) from integers or integral floats. Anything else (bools, strings, other objects,
+        fractions, non-finite or huge values) is refused with :class:`InvalidArchitectureError`; ranges are
+        ``validate``'s."""
+        genes = np.asarray(genes)
         if genes.dtype.kind == "O" and all(
-            isinstance(g, (int, float, np.integer, np.floating)) and not isinstance(g, (bool, np.bool_)) for g in genes
+            isinstance(g, (int, float, np.integer, np.floating)) and not isinstance(g, (bool, np.bool_))
+            for g in genes.flat
         ):
-            genes = np.array([float(g) if abs(g) < 2**31 else np.inf for g in genes])
+            genes = np.array([float(g) if abs(g) < 2**31 else np.inf for g in genes.flat]).reshape(genes.shape)
         if genes.dtype.kind not in "iuf":
             raise InvalidArchitectureError(f"{self.name}: genes must be integers, got {str(genes.tolist())[:120]}")
         values = genes.astype(np.float64)

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
+import zipfile
 from pathlib import Path
 
 MANIFEST = "manifest.json"
+#: what reading a model file whose checksum matches but whose content is broken raises (numpy, torch, json, xgboost)
+UNREADABLE = (ValueError, KeyError, IndexError, TypeError, OSError, RuntimeError, EOFError, zipfile.BadZipFile,
+              pickle.UnpicklingError)
 
 
 class AssetError(RuntimeError):
