@@ -9,7 +9,9 @@ trainings in flight and never duplicates one.
 
 Several collectors may share one file: under an exclusive lock (``<file>.lock``) each claims a job in
 ``<file>.claims`` before it trains it, and appends a record only if the job is not in the file yet. A job claimed by
-a live collector is left to it; claims of collectors that died are ignored, so their jobs are run again.
+a live collector is left to it; claims of collectors that died are ignored, so their jobs are run again. A claim
+names its process by pid and start time (a reused pid does not hold it) and lapses after
+:data:`CLAIM_LEASE_SECONDS`.
 """
 
 from __future__ import annotations
@@ -232,7 +234,7 @@ def _alive(entry: dict) -> bool:
     time; on another, within the lease."""
     if time.time() - float(entry.get("claimed_at", time.time())) > CLAIM_LEASE_SECONDS:
         return False
-    if entry.get("host") != socket.gethostname():
+    if entry["host"] != socket.gethostname():
         return True  # another machine's collector on a shared file system: trust its claim for the lease
     pid = int(entry["pid"])
     try:

@@ -1,0 +1,159 @@
+"""Which benchmarks exist, declared once.
+
+A :class:`Family` is one search space with everything built on it: its space class, the benchmark names it
+serves and the factory that makes them, its environments (entry points) and the ids registered for them, each
+pinned to a bundle (:class:`Release`), the surrogates a user may choose and the default, the ground-truth protocol
+of its newest bundle and how a training of it is measured, and the command that fits a bundle. Registration with
+Gymnasium, :func:`nas_envs.make_benchmark`, :func:`nas_envs.spaces.get_space`, the command line's choices and
+defaults, the run settings and the collector all read :data:`FAMILIES`; adding a benchmark is one
+:func:`register_family` call and the files it names.
+
+Entries name code as ``"module:attribute"`` strings, imported only when used, so that this module imports nothing
+of the package and ``import nas_envs`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Release:
+    """One registered environment id, pinned to one bundle, serving one benchmark of its family."""
+
+    env_id: str
+    bundle: str
+    benchmark: str
+    kwargs: Mapping[str, Any] = field(default_factory=dict)  # further constructor arguments, e.g. {"problem": 3}
+
+
+@dataclass(frozen=True)
+class Family:
+    """A search space and everything built on it (see the module docstring)."""
+
+    name: str  # the space's name, also the family's: "darts"
+    space: str  # "module:Class" of its SearchSpace
+    benchmarks: tuple[str, ...]  # the benchmark names make_benchmark accepts
+    factory: str  # "module:function": (benchmark name, bundle, surrogate or None) -> Benchmark
+    env: str  # "module:Class" of the single environment
+    vector_env: str  # "module:Class" of the native vector environment
+    releases: tuple[Release, ...]  # oldest first; the last one's bundle is the default
+    reward: str  # what an episode's reward is, in a few words ('nas-envs list')
+    surrogates: tuple[str, ...] = ()  # accuracy surrogates a user may choose; () when there is nothing to choose
+    default_surrogate: str | None = None
+    protocol: str = ""  # ground-truth protocol of the newest bundle
+    measure: str = "nas_envs.groundtruth.train:train"  # "module:function": (protocol, genes, seed, device) -> record
+    measures_on_gpu: bool = True  # whether a measurement may run on a GPU
+    network: str = ""  # "module:Class" of the network its trainings build, called with (genes, num_classes, **network)
+    fit: str = ""  # "module:function" behind 'nas-envs fit'
+    models: tuple[str, ...] = ()  # the model kinds 'nas-envs fit --model' accepts; the first is the default
+
+    @property
+    def default_bundle(self) -> str:
+        return self.releases[-1].bundle
+
+
+def load(reference: str) -> Any:
+    """The attribute a ``"module:attribute"`` reference names."""
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+_SURROGATE_FIT = "nas_envs.benchmarks.fit:fit_surrogate"
+_SURROGATES = ("xgb", "gin", "xgb+gin")
+
+BUILTIN_FAMILIES: tuple[Family, ...] = (
+    Family(
+        name="darts", space="nas_envs.spaces.darts:DartsSpace", benchmarks=("darts",),
+        factory="nas_envs.benchmarks.surrogate_benchmark:make_surrogate_benchmark",
+        env="nas_envs.envs.darts:SurrNASDartsEnv", vector_env="nas_envs.envs.darts:SurrNASDartsVectorEnv",
+        releases=(Release("SurrNAS-DARTS-v0", "darts-v0", "darts"),), reward="validation accuracy",
+        surrogates=_SURROGATES, default_surrogate="xgb", protocol="darts-fmnist14-c8l8-e4-v1",
+        network="nas_envs.groundtruth.darts_net:DartsNetwork", fit=_SURROGATE_FIT, models=("xgb", "gin", "runtime"),
+    ),
+    Family(
+        name="fbnet", space="nas_envs.spaces.fbnet:FBNetSpace", benchmarks=("fbnet",),
+        factory="nas_envs.benchmarks.surrogate_benchmark:make_surrogate_benchmark",
+        env="nas_envs.envs.fbnet:SurrNASFBNetEnv", vector_env="nas_envs.envs.fbnet:SurrNASFBNetVectorEnv",
+        releases=(Release("SurrNAS-FBNet-v0", "fbnet-v0", "fbnet"),), reward="validation accuracy",
+        surrogates=_SURROGATES, default_surrogate="xgb", protocol="fbnet-fmnist14-half-e4-v1",
+        network="nas_envs.groundtruth.fbnet_net:FBNetNetwork", fit=_SURROGATE_FIT, models=("xgb", "gin", "runtime"),
+    ),
+    Family(
+        name="cityseg", space="nas_envs.spaces.cityseg:CitySegSpace",
+        benchmarks=tuple(f"cityseg-mop{n}" for n in range(1, 16)),
+        factory="nas_envs.benchmarks.cityseg:make_cityseg_benchmark",
+        env="nas_envs.envs.cityseg:CitySegMOPEnv", vector_env="nas_envs.envs.cityseg:CitySegMOPVectorEnv",
+        releases=tuple(Release(f"CitySeg-MOP{n}-v0", "cityseg-v0", f"cityseg-mop{n}", MappingProxyType({"problem": n}))
+                       for n in range(1, 16)),
+        reward="hypervolume gained", protocol="cityseg-scenes64-supernet-v1",
+        measure="nas_envs.groundtruth.cityseg_supernet:measure_subnet", measures_on_gpu=False,
+        network="nas_envs.groundtruth.cityseg_net:CitySegNet", fit="nas_envs.benchmarks.cityseg_fit:fit_cityseg",
+        models=("ranknet",),
+    ),
+)
+
+#: every family, by name (the builtin ones, and any added with :func:`register_family`)
+FAMILIES: dict[str, Family] = {}
+#: environment id -> the bundle it is pinned to, for every registered id
+ENV_BUNDLES: dict[str, str] = {}
+
+
+def register_family(family: Family) -> None:
+    """Declare a family: its name, benchmark names and ids become known everywhere, and its ids are registered
+    with Gymnasium. A family of a name already declared is refused."""
+    import gymnasium
+
+    taken = {b for f in FAMILIES.values() for b in f.benchmarks} & set(family.benchmarks)
+    if family.name in FAMILIES or taken or {r.env_id for r in family.releases} & set(ENV_BUNDLES):
+        raise ValueError(f"a benchmark family named {family.name!r}, or one of its benchmarks or ids, is already "
+                         "declared")
+    FAMILIES[family.name] = family
+    for release in family.releases:
+        ENV_BUNDLES[release.env_id] = release.bundle
+        gymnasium.register(id=release.env_id, entry_point=family.env, vector_entry_point=family.vector_env,
+                           kwargs={**release.kwargs, "bundle": release.bundle})
+
+
+def unregister_family(name: str) -> None:
+    """Forget a family declared with :func:`register_family` (and its Gymnasium ids): for tests and plugins."""
+    import gymnasium
+
+    family = FAMILIES.pop(name)
+    for release in family.releases:
+        ENV_BUNDLES.pop(release.env_id, None)
+        gymnasium.registry.pop(release.env_id, None)
+
+
+def family(name: str) -> Family:
+    """A family by name (its space's name)."""
+    if name not in FAMILIES:
+        raise ValueError(f"unknown search space {name!r}; allowed: {', '.join(FAMILIES)}")
+    return FAMILIES[name]
+
+
+def family_of_benchmark(benchmark: str) -> Family:
+    """The family a benchmark name belongs to (``"cityseg-mop3"`` -> the CitySeg family)."""
+    for candidate in FAMILIES.values():
+        if benchmark in candidate.benchmarks:
+            return candidate
+    names = [name for f in FAMILIES.values() for name in f.benchmarks]
+    shown = ", ".join(names if len(names) <= 6 else names[:4] + ["...", names[-1]])
+    raise ValueError(f"unknown benchmark {benchmark!r}; allowed: {shown}")
+
+
+def release_of(env_id: str) -> tuple[Family, Release]:
+    """The family and release behind a registered environment id."""
+    for candidate in FAMILIES.values():
+        for release in candidate.releases:
+            if release.env_id == env_id:
+                return candidate, release
+    raise ValueError(f"unknown environment {env_id!r}; 'nas-envs list' prints the {len(ENV_BUNDLES)} ids")
+
+
+def benchmark_names() -> tuple[str, ...]:
+    return tuple(name for f in FAMILIES.values() for name in f.benchmarks)
