@@ -130,5 +130,5 @@ def test_problems_follow_table_1_and_table_4():
     assert PROBLEM_OBJECTIVES[10] != PROBLEM_OBJECTIVES[5]  # EvoXBench < 1.0.5 duplicated MOP5 as MOP10
     assert PROBLEM_OBJECTIVES[10] == ("err", "h2_latency", "h2_energy", "flops", "params")
     assert get_problem(15).population_size == 217 and get_problem(1).population_size == 100
-    with pytest.raises(ValueError, match="numbered 1..15"):
+    with pytest.raises(ValueError, match="MOP16 does not exist; problem must be an integer 1..15"):
         get_problem(16)
