@@ -9,8 +9,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from gymnasium import register
-
+from nas_envs.catalogue import BUILTIN_FAMILIES, ENV_BUNDLES, register_ids
 from nas_envs.envs.episodes import BudgetExhaustedError
 
 if TYPE_CHECKING:
@@ -18,18 +17,9 @@ if TYPE_CHECKING:
 
 __version__ = "0.2.0"
 
-#: environment id -> the released bundle it is pinned to
-ENV_BUNDLES: dict[str, str] = {"SurrNAS-DARTS-v0": "darts-v0", "SurrNAS-FBNet-v0": "fbnet-v0"}
-ENV_BUNDLES.update({f"CitySeg-MOP{n}-v0": "cityseg-v0" for n in range(1, 16)})
-
-for _space, _class in (("darts", "SurrNASDarts"), ("fbnet", "SurrNASFBNet")):
-    _id = f"SurrNAS-{'DARTS' if _space == 'darts' else 'FBNet'}-v0"
-    register(id=_id, entry_point=f"nas_envs.envs.{_space}:{_class}Env",
-             vector_entry_point=f"nas_envs.envs.{_space}:{_class}VectorEnv", kwargs={"bundle": ENV_BUNDLES[_id]})
-for _problem in range(1, 16):
-    register(id=f"CitySeg-MOP{_problem}-v0", entry_point="nas_envs.envs.cityseg:CitySegMOPEnv",
-             vector_entry_point="nas_envs.envs.cityseg:CitySegMOPVectorEnv",
-             kwargs={"problem": _problem, "bundle": ENV_BUNDLES[f"CitySeg-MOP{_problem}-v0"]})
+# Every id the catalogue declares (nas_envs.catalogue.ENV_BUNDLES: environment id -> the bundle it is pinned to).
+for _family in BUILTIN_FAMILIES:
+    register_ids(_family)
 
 
 def closest_env_id(name: str) -> str | None:
@@ -42,7 +32,8 @@ def closest_env_id(name: str) -> str | None:
 
 
 def make_benchmark(name: str, surrogate: str | None = None, bundle: "str | os.PathLike | None" = None) -> "Benchmark":
-    """A benchmark by name (``"darts"``, ``"fbnet"``, ``"cityseg-mop1"`` ... ``"cityseg-mop15"``); see
+    """A benchmark by name (``"darts"``, ``"fbnet"``, ``"cityseg-mop1"`` ..., every name of
+    :data:`nas_envs.catalogue.FAMILIES`); see
     :func:`nas_envs.benchmarks.make_benchmark`."""
     from nas_envs.benchmarks import make_benchmark as _make_benchmark
 

@@ -19,6 +19,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
+from nas_envs.catalogue import FamilyField
 from nas_envs.surrogates.manifest import MANIFEST, AssetError
 
 ASSETS_VARIABLE = "NAS_ENVS_ASSETS"
@@ -30,8 +31,8 @@ RELEASED_BUNDLES: dict[str, str] = {
     "fbnet-v0": "271c2c1f5ba270dfb57c49472b61cca9b70b671523359277c022f4a72e4907a1",
     "cityseg-v0": "41f6bd20d45e261a287c56f7d297a6e26644b81a84ec152a28d980c1534c6d7d",
 }
-#: The bundle a space's benchmark uses when none is named: its newest release.
-DEFAULT_BUNDLES: dict[str, str] = {"darts": "darts-v0", "fbnet": "fbnet-v0", "cityseg": "cityseg-v0"}
+#: The bundle a space's benchmark uses when none is named: its family's newest release (read from the catalogue).
+DEFAULT_BUNDLES = FamilyField("default_bundle")
 
 
 def _override() -> Path | None:

@@ -46,10 +46,11 @@ class Family:
     surrogates: tuple[str, ...] = ()  # accuracy surrogates a user may choose; () when there is nothing to choose
     default_surrogate: str | None = None
     protocol: str = ""  # ground-truth protocol of the newest bundle
-    measure: str = "nas_envs.groundtruth.train:train"  # "module:function": (protocol, genes, seed, device) -> record
+    # "module:function": (protocol, genes, seed, device) -> the measured part of a ground-truth record
+    measure: str = "nas_envs.groundtruth.train:train"
     measures_on_gpu: bool = True  # whether a measurement may run on a GPU
-    network: str = ""  # "module:Class" of the network its trainings build, called with (genes, num_classes, **network)
-    fit: str = ""  # "module:function" behind 'nas-envs fit'
+    network: str = ""  # "module:function": (protocol, genes) -> the torch network a training of it builds
+    fit: str = ""  # "module:function" behind 'nas-envs fit': (space, model, protocol, seed, out_dir) -> summary
     models: tuple[str, ...] = ()  # the model kinds 'nas-envs fit --model' accepts; the first is the default
 
     @property
@@ -63,7 +64,7 @@ def load(reference: str) -> Any:
     return getattr(importlib.import_module(module), attribute)
 
 
-_SURROGATE_FIT = "nas_envs.benchmarks.fit:fit_surrogate"
+_SURROGATE_FIT = "nas_envs.benchmarks.fit:fit_command"
 _SURROGATES = ("xgb", "gin", "xgb+gin")
 
 BUILTIN_FAMILIES: tuple[Family, ...] = (
@@ -73,7 +74,7 @@ BUILTIN_FAMILIES: tuple[Family, ...] = (
         env="nas_envs.envs.darts:SurrNASDartsEnv", vector_env="nas_envs.envs.darts:SurrNASDartsVectorEnv",
         releases=(Release("SurrNAS-DARTS-v0", "darts-v0", "darts"),), reward="validation accuracy",
         surrogates=_SURROGATES, default_surrogate="xgb", protocol="darts-fmnist14-c8l8-e4-v1",
-        network="nas_envs.groundtruth.darts_net:DartsNetwork", fit=_SURROGATE_FIT, models=("xgb", "gin", "runtime"),
+        network="nas_envs.groundtruth.darts_net:build", fit=_SURROGATE_FIT, models=("xgb", "gin", "runtime"),
     ),
     Family(
         name="fbnet", space="nas_envs.spaces.fbnet:FBNetSpace", benchmarks=("fbnet",),
@@ -81,7 +82,7 @@ BUILTIN_FAMILIES: tuple[Family, ...] = (
         env="nas_envs.envs.fbnet:SurrNASFBNetEnv", vector_env="nas_envs.envs.fbnet:SurrNASFBNetVectorEnv",
         releases=(Release("SurrNAS-FBNet-v0", "fbnet-v0", "fbnet"),), reward="validation accuracy",
         surrogates=_SURROGATES, default_surrogate="xgb", protocol="fbnet-fmnist14-half-e4-v1",
-        network="nas_envs.groundtruth.fbnet_net:FBNetNetwork", fit=_SURROGATE_FIT, models=("xgb", "gin", "runtime"),
+        network="nas_envs.groundtruth.fbnet_net:build", fit=_SURROGATE_FIT, models=("xgb", "gin", "runtime"),
     ),
     Family(
         name="cityseg", space="nas_envs.spaces.cityseg:CitySegSpace",
@@ -91,8 +92,8 @@ BUILTIN_FAMILIES: tuple[Family, ...] = (
         releases=tuple(Release(f"CitySeg-MOP{n}-v0", "cityseg-v0", f"cityseg-mop{n}", MappingProxyType({"problem": n}))
                        for n in range(1, 16)),
         reward="hypervolume gained", protocol="cityseg-scenes64-supernet-v1",
-        measure="nas_envs.groundtruth.cityseg_supernet:measure_subnet", measures_on_gpu=False,
-        network="nas_envs.groundtruth.cityseg_net:CitySegNet", fit="nas_envs.benchmarks.cityseg_fit:fit_cityseg",
+        measure="nas_envs.groundtruth.cityseg_supernet:evaluate_subnet", measures_on_gpu=False,
+        network="nas_envs.groundtruth.cityseg_net:build", fit="nas_envs.benchmarks.cityseg_fit:fit_command",
         models=("ranknet",),
     ),
 )
@@ -106,15 +107,20 @@ ENV_BUNDLES: dict[str, str] = {}
 def register_family(family: Family) -> None:
     """Declare a family: its name, benchmark names and ids become known everywhere, and its ids are registered
     with Gymnasium. A family of a name already declared is refused."""
-    import gymnasium
-
     taken = {b for f in FAMILIES.values() for b in f.benchmarks} & set(family.benchmarks)
     if family.name in FAMILIES or taken or {r.env_id for r in family.releases} & set(ENV_BUNDLES):
         raise ValueError(f"a benchmark family named {family.name!r}, or one of its benchmarks or ids, is already "
                          "declared")
     FAMILIES[family.name] = family
+    ENV_BUNDLES.update({release.env_id: release.bundle for release in family.releases})
+    register_ids(family)
+
+
+def register_ids(family: Family) -> None:
+    """Register a family's environment ids with Gymnasium (``import nas_envs`` does it for the builtin ones)."""
+    import gymnasium
+
     for release in family.releases:
-        ENV_BUNDLES[release.env_id] = release.bundle
         gymnasium.register(id=release.env_id, entry_point=family.env, vector_entry_point=family.vector_env,
                            kwargs={**release.kwargs, "bundle": release.bundle})
 
@@ -157,3 +163,27 @@ def release_of(env_id: str) -> tuple[Family, Release]:
 
 def benchmark_names() -> tuple[str, ...]:
     return tuple(name for f in FAMILIES.values() for name in f.benchmarks)
+
+
+class FamilyField(Mapping):
+    """A read-only view ``space name -> one field of its family`` that follows :data:`FAMILIES` (for the names
+    older code reads, such as ``DEFAULT_BUNDLES`` and ``DEFAULT_PROTOCOL``)."""
+
+    def __init__(self, attribute: str) -> None:
+        self._attribute = attribute
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in FAMILIES:
+            raise KeyError(name)
+        return getattr(FAMILIES[name], self._attribute)
+
+    def __iter__(self):
+        return iter(FAMILIES)
+
+    def __len__(self) -> int:
+        return len(FAMILIES)
+
+
+for _family in BUILTIN_FAMILIES:
+    FAMILIES[_family.name] = _family
+    ENV_BUNDLES.update({release.env_id: release.bundle for release in _family.releases})

@@ -27,11 +27,14 @@ def is_multi_objective(runs: dict[str, list[list[dict]]]) -> bool:
     return any("hypervolume" in rows[0] for seeds in runs.values() for rows in seeds if rows)
 
 
-def _metrics(multi_objective: bool) -> dict[str, tuple[str, float]]:
-    """Reported metric -> (row field, sign): error = 1 - accuracy of the incumbent; hypervolume as it is."""
-    if multi_objective:
+def _metrics(runs: dict[str, list[list[dict]]]) -> dict[str, tuple[str, float]]:
+    """Reported metric -> (row field, sign): error = 1 - accuracy of the incumbent (test error where the benchmark
+    has a test accuracy); hypervolume as it is."""
+    if is_multi_objective(runs):
         return {"hypervolume": ("hypervolume", 1.0)}
-    return {"val_error": ("incumbent_val_accuracy", -1.0), "test_error": ("incumbent_test_accuracy", -1.0)}
+    first = next(rows[0] for seeds in runs.values() for rows in seeds if rows)
+    metrics = {"val_error": ("incumbent_val_accuracy", -1.0), "test_error": ("incumbent_test_accuracy", -1.0)}
+    return {name: entry for name, entry in metrics.items() if entry[0] in first}
 
 
 def _value(row: dict, field: str, sign: float) -> float:
@@ -40,7 +43,7 @@ def _value(row: dict, field: str, sign: float) -> float:
 
 def summarise(runs: dict[str, list[list[dict]]], budget: float | None = None) -> dict[str, dict[str, float]]:
     """Per agent: the final value of each metric (mean and standard error over seeds) and the evaluations."""
-    metrics = _metrics(is_multi_objective(runs))
+    metrics = _metrics(runs)
     table = {}
     for agent, seeds in runs.items():
         finals = [([r for r in rows if budget is None or r["sim_time"] <= budget] or rows[:1])[-1] for rows in seeds]
@@ -65,7 +68,8 @@ def _standard_error(values: np.ndarray) -> np.ndarray:
 def format_table(table: dict[str, dict[str, float]]) -> str:
     """The table of :func:`summarise`, best first: errors in percent, hypervolume as a fraction."""
     multi_objective = any("hypervolume_mean" in row for row in table.values())
-    names = ["hypervolume"] if multi_objective else ["val_error", "test_error"]
+    names = ["hypervolume"] if multi_objective else [n for n in ("val_error", "test_error")
+                                                      if all(f"{n}_mean" in row for row in table.values())]
     headers = {"hypervolume": "hypervolume", "val_error": "val error (%)", "test_error": "test error (%)"}
     scale = 1.0 if multi_objective else 100.0
     lines = [f"{'agent':<10} {'seeds':>5} {'evals':>7} " + " ".join(f"{headers[n]:>17}" for n in names)]
@@ -159,7 +163,7 @@ def _plot_env(env_id: str, groups: list[RunGroup], output: Path, title: str | No
     unit, unit_seconds = time_unit(budget)
 
     multi_objective = is_multi_objective(runs)
-    metrics = _metrics(multi_objective)
+    metrics = _metrics(runs)
     labels = {"hypervolume": "hypervolume of all evaluated", "val_error": "validation error of incumbent (%)",
               "test_error": "test error of incumbent (%)"}
     figure, axes = plt.subplots(1, len(metrics), figsize=(5.5 * len(metrics), 4.4), sharex=True, squeeze=False)

@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 
 import nas_envs  # noqa: F401 - registers the environment ids
 from nas_envs.agents.trajectory import Evaluator, SearchBudgetSpent, TrajectoryRecorder
+from nas_envs.catalogue import ENV_BUNDLES, release_of
 from nas_envs.extras import require
 from nas_envs.parallel import ray_imap_unordered, worker_pool
 from nas_envs.progress import disabled as progress_disabled
@@ -57,9 +58,9 @@ class RunSettings:
         """What makes runs comparable: everything but the seed, with the defaults the environment fills in (its
         pinned bundle, the default surrogate) written out, so that equal runs have equal identities."""
         env_kwargs = dict(self.env_kwargs)
-        env_kwargs.setdefault("bundle", nas_envs.ENV_BUNDLES.get(self.env_id))
-        if self.env_id.startswith("SurrNAS-"):
-            env_kwargs.setdefault("surrogate", "xgb")
+        env_kwargs.setdefault("bundle", ENV_BUNDLES.get(self.env_id))
+        if self.env_id in ENV_BUNDLES and release_of(self.env_id)[0].default_surrogate is not None:
+            env_kwargs.setdefault("surrogate", release_of(self.env_id)[0].default_surrogate)
         return {"env_id": self.env_id, "agent": self.agent, "budget_seconds": float(self.budget_seconds),
                 "max_evaluations": self.max_evaluations, "noise": self.noise,
                 "agent_kwargs": dict(sorted(self.agent_kwargs.items())), "env_kwargs": dict(sorted(env_kwargs.items()))}

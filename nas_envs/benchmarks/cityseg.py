@@ -26,7 +26,7 @@ import numpy as np
 
 from nas_envs.assets import check_bundle_space, check_pin, read_bundle_json, resolve_bundle, restore_hint
 from nas_envs.benchmarks.base import Benchmark
-from nas_envs.benchmarks.cityseg_problems import OBJECTIVES, CitySegProblem
+from nas_envs.benchmarks.cityseg_problems import OBJECTIVES, CitySegProblem, get_problem
 from nas_envs.spaces.cityseg import (
     DEPTH_CHOICES,
     EXPAND_START,
@@ -229,3 +229,9 @@ class CitySegBenchmark(Benchmark):
         """Normalised hypervolume of a set of raw objective vectors ``(N, M)``, reference point all ones."""
         points = self.normalise(objectives)
         return hypervolume(points[(points <= 1.0).all(axis=1)])
+
+
+def make_cityseg_benchmark(name: str, bundle: "str | os.PathLike", surrogate: str | None) -> CitySegBenchmark:
+    """The catalogue's factory for the CitySeg family: problem ``name`` (``"cityseg-mop3"``); it has one error
+    predictor, so ``surrogate`` is always None."""
+    return CitySegBenchmark(get_problem(int(name[len("cityseg-mop") :])), bundle)

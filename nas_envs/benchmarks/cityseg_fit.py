@@ -127,3 +127,9 @@ def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10, o
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return entry
+
+
+def fit_command(space: str, model: str, protocol: str | None, seed: int, out_dir: Path | None) -> dict:
+    """'nas-envs fit cityseg' (the catalogue's fit entry): fit the rank-net and return what the command prints."""
+    result = fit_cityseg(seed=seed, protocol=protocol, out_dir=out_dir)
+    return {k: result[k] for k in ("held_out_metrics", "noise", "fit_records", "bounds")}

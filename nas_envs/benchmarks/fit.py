@@ -370,3 +370,10 @@ def _rows(inputs, rows: np.ndarray):
     if isinstance(inputs, tuple):
         return tuple(_rows(part, rows) for part in inputs)
     return inputs[rows] if isinstance(inputs, np.ndarray) else inputs.subset(rows)
+
+
+def fit_command(space: str, model: str, protocol: str | None, seed: int, out_dir: Path | None) -> dict:
+    """'nas-envs fit' for the DARTS and FBNet families (the catalogue's fit entry): fit ``model`` and return what
+    the command prints."""
+    result = fit_surrogate(space, kind=model, protocol_name=protocol, seed=seed, out_dir=out_dir)
+    return {k: result[k] for k in ("held_out_metrics", "noise_calibration", "noise_subset", "fit_records")}

@@ -11,6 +11,7 @@ from nas_envs.assets import check_bundle_space, check_pin, read_bundle_json, res
 from nas_envs.benchmarks.base import Benchmark
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Predictor, exact_costs, load_bundled
 from nas_envs.extras import require_installed
+from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
 from nas_envs.surrogates.manifest import read_verified_manifest, require_listed
 from nas_envs.surrogates.noise import ensemble_mean_std, noise_std
@@ -139,3 +140,8 @@ class SurrogateBenchmark(Benchmark):
         out["test_accuracy"] = np.clip(out["test_accuracy"], 0.0, 1.0)
         out.update(self.exact_costs(genes, inputs["cost_features"]))
         return out
+
+
+def make_surrogate_benchmark(name: str, bundle: "str | os.PathLike", surrogate: str | None) -> SurrogateBenchmark:
+    """The catalogue's factory for the DARTS and FBNet families: the benchmark of space ``name``."""
+    return SurrogateBenchmark(get_space(name), bundle, surrogate=surrogate or "xgb")

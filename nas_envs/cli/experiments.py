@@ -9,7 +9,7 @@ from concurrent.futures import as_completed
 from pathlib import Path
 
 from nas_envs.agents.runner import AGENT_NAMES, AGENT_NEEDS
-from nas_envs.benchmarks.surrogate_benchmark import SURROGATES
+from nas_envs.catalogue import FAMILIES
 from nas_envs.cli.arguments import non_negative_int, positive_int
 from nas_envs.extras import require
 from nas_envs.parallel import worker_pool
@@ -19,22 +19,18 @@ from nas_envs.progress import progress
 def _list(args: argparse.Namespace) -> int:
     import re
 
-    import gymnasium as gym
-
-    import nas_envs
     from nas_envs.benchmarks import make_benchmark
+    from nas_envs.catalogue import ENV_BUNDLES, release_of
 
     def natural(env_id: str) -> list:
         return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", env_id)]
 
     print(f"{'id':<20} {'bundle':<11} {'decisions':>9}  objectives (reward)")
-    for env_id in sorted(nas_envs.ENV_BUNDLES, key=natural):
-        problem = gym.spec(env_id).kwargs.get("problem")
-        name = f"cityseg-mop{problem}" if problem else "darts" if "DARTS" in env_id else "fbnet"
-        bench = make_benchmark(name)
-        reward = "validation accuracy" if name in ("darts", "fbnet") else "hypervolume gained"
-        print(f"{env_id:<20} {nas_envs.ENV_BUNDLES[env_id]:<11} {bench.space.num_decisions:>9}  "
-              f"{', '.join(bench.objectives)} ({reward})")
+    for env_id in sorted(ENV_BUNDLES, key=natural):
+        family, release = release_of(env_id)
+        bench = make_benchmark(release.benchmark, bundle=release.bundle)
+        print(f"{env_id:<20} {release.bundle:<11} {bench.space.num_decisions:>9}  "
+              f"{', '.join(bench.objectives)} ({family.reward})")
     return 0
 
 
@@ -42,15 +38,16 @@ def _run(args: argparse.Namespace) -> int:
     import nas_envs
     from nas_envs.agents.plot import format_table, summarise
     from nas_envs.agents.runner import RunSettings, load_run_groups, parse_duration, run
+    from nas_envs.catalogue import ENV_BUNDLES, release_of
 
-    if args.env not in nas_envs.ENV_BUNDLES:
+    if args.env not in ENV_BUNDLES:
         closest = nas_envs.closest_env_id(args.env)
         hint = f"did you mean {closest!r}? " if closest else ""
-        raise ValueError(f"unknown environment {args.env!r}; {hint}'nas-envs list' prints the "
-                         f"{len(nas_envs.ENV_BUNDLES)} ids")
-    if args.surrogate is not None and not args.env.startswith("SurrNAS-"):
-        raise ValueError(f"--surrogate chooses the accuracy surrogate of SurrNAS-DARTS/FBNet; {args.env} has none "
-                         "to choose (CitySeg problems score with their rank-net)")
+        raise ValueError(f"unknown environment {args.env!r}; {hint}'nas-envs list' prints the {len(ENV_BUNDLES)} ids")
+    family, _ = release_of(args.env)
+    if args.surrogate is not None and args.surrogate not in family.surrogates:
+        raise ValueError(f"--surrogate {args.surrogate} does not apply to {args.env}: allowed "
+                         f"{family.surrogates or 'none (it has one predictor)'}")
     settings = RunSettings(
         env_id=args.env, agent=args.agent, budget_seconds=parse_duration(args.budget),
         max_evaluations=args.max_evaluations, noise=not args.no_noise,
@@ -170,8 +167,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--max-evaluations", type=positive_int, default=None,
                      help="also stop a seed after this many evaluated architectures")
     run.add_argument("--no-noise", action="store_true", help="evaluate with ensemble means instead of noisy draws")
-    run.add_argument("--surrogate", default=None, choices=SURROGATES,
-                     help="accuracy surrogate of SurrNAS-DARTS/FBNet (default: the environment's, xgb)")
+    run.add_argument("--surrogate", default=None, choices=sorted({s for f in FAMILIES.values() for s in f.surrogates}),
+                     help="accuracy surrogate where the environment has a choice (SurrNAS-*; default: its family's)")
     run.add_argument("--out", required=True, help="output folder (trajectories go to OUT/<agent>/)")
     run.add_argument("--workers", type=positive_int, default=1, help="seeds run at once, one process each")
     run.add_argument("--backend", default="local", choices=["local", "ray"],

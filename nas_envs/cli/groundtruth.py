@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from nas_envs.assets import data_path, require_data
+from nas_envs.catalogue import FAMILIES
 from nas_envs.cli.arguments import positive_int
 from nas_envs.extras import require
 from nas_envs.surrogates.manifest import record_file
@@ -153,7 +154,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     from nas_envs.groundtruth.collect import SOURCES
 
     collect = commands.add_parser("collect", help="train architectures for real and append the results")
-    collect.add_argument("space", choices=["darts", "fbnet", "cityseg"])
+    collect.add_argument("space", choices=list(FAMILIES))
     collect.add_argument("--n", type=int, required=True, help="architectures 0..n-1 of the stream (resumes)")
     collect.add_argument("--start", type=int, default=0, help="first architecture index of the stream")
     collect.add_argument("--source", default="random", choices=SOURCES,
@@ -180,7 +181,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     merge.set_defaults(handler=_merge)
 
     card = commands.add_parser("data-card", help="numbers and analysis plots of the collected ground truth")
-    card.add_argument("space", choices=["darts", "fbnet", "cityseg"])
+    card.add_argument("space", choices=list(FAMILIES))
     card.add_argument("--protocol", default=None)
     card.add_argument("--out", default=None, help="folder for the analysis plots (default: data-card-<protocol> in "
                       "the current folder; the committed figures are in assets/data/figures)")

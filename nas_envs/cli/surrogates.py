@@ -5,26 +5,19 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from nas_envs.catalogue import FAMILIES
+
 
 def _fit(args: argparse.Namespace) -> int:
     import json
 
-    args.model = args.model or ("ranknet" if args.space == "cityseg" else "xgb")
+    from nas_envs.catalogue import family, load
 
-    if args.space == "cityseg":
-        from nas_envs.benchmarks.cityseg_fit import fit_cityseg
-
-        if args.model != "ranknet":
-            raise ValueError("the CitySeg bundle has one learned model: --model ranknet")
-        result = fit_cityseg(seed=args.seed, protocol=args.protocol, out_dir=args.out)
-        print(json.dumps({k: result[k] for k in ("held_out_metrics", "noise", "fit_records", "bounds")}, indent=2))
-        return 0
-    from nas_envs.benchmarks.fit import fit_surrogate
-
-    if args.model == "ranknet":
-        raise ValueError("the rank-net is CitySeg's model; DARTS and FBNet have --model xgb, gin or runtime")
-    result = fit_surrogate(args.space, kind=args.model, protocol_name=args.protocol, seed=args.seed, out_dir=args.out)
-    summary = {k: result[k] for k in ("held_out_metrics", "noise_calibration", "noise_subset", "fit_records")}
+    chosen = family(args.space)
+    model = args.model or chosen.models[0]
+    if model not in chosen.models:
+        raise ValueError(f"--model {model} does not apply to {args.space}; its models: {', '.join(chosen.models)}")
+    summary = load(chosen.fit)(args.space, model, args.protocol, args.seed, args.out)
     print(json.dumps(summary, indent=2))
     return 0
 
@@ -68,9 +61,10 @@ def _model_card(args: argparse.Namespace) -> int:
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
     fit = commands.add_parser("fit", help="fit a benchmark's surrogates on the collected data")
-    fit.add_argument("space", choices=["darts", "fbnet", "cityseg"])
-    fit.add_argument("--model", default=None, choices=["xgb", "gin", "runtime", "ranknet"],
-                     help="default: xgb (DARTS, FBNet), ranknet (CitySeg)")
+    fit.add_argument("space", choices=list(FAMILIES))
+    fit.add_argument("--model", default=None, choices=sorted({m for f in FAMILIES.values() for m in f.models}),
+                     help="default: the family's first ("
+                     + "; ".join(f"{f.name}: {', '.join(f.models)}" for f in FAMILIES.values()) + ")")
     fit.add_argument("--seed", type=int, default=0)
     fit.add_argument("--protocol", default=None)
     fit.add_argument("--out", default=None, type=Path, help="bundle folder to write (default: models/<space>-refit "
@@ -78,7 +72,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     fit.set_defaults(handler=_fit)
 
     evaluate = commands.add_parser("evaluate-surrogate", help="quality metrics of a bundled surrogate")
-    evaluate.add_argument("space", choices=["darts", "fbnet"])
+    evaluate.add_argument("space", choices=[f.name for f in FAMILIES.values() if f.surrogates])
     evaluate.add_argument("--model", default="xgb", choices=["xgb", "gin", "xgb+gin", "runtime"],
                           help="xgb+gin: both accuracy ensembles averaged, as the benchmark's surrogate='xgb+gin'")
     evaluate.add_argument("--bundle", default=None, help="a released bundle (e.g. darts-v0; default: the space's "
@@ -90,7 +84,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
     card = commands.add_parser("model-card", help="write a bundle's model card (Markdown and figures), generated from "
                                "its manifest and the data")
-    card.add_argument("space", choices=["darts", "fbnet", "cityseg"])
+    card.add_argument("space", choices=list(FAMILIES))
     card.add_argument("--bundle", default=None, help="a release (default: the space's newest) or a bundle folder")
     card.add_argument("--out", default="docs/model-cards", help="folder to write to")
     card.add_argument("--refits", action="store_true", help="add leave-one-source-out and the learning curve "

@@ -17,6 +17,8 @@ Layout for a 64 x 64 single-channel scene (widths at multiplier 1.0; the genes s
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -31,6 +33,9 @@ from nas_envs.spaces.cityseg import (
     WIDTH_MULTIPLIERS,
     WIDTH_START,
 )
+
+if TYPE_CHECKING:
+    from nas_envs.groundtruth.protocols import Protocol
 
 HEAD_CHANNELS = (16, 24)  # inner, output
 STAGE_CHANNELS = (32, 48, 64, 96)
@@ -159,3 +164,8 @@ def _split(genes: np.ndarray) -> tuple[int, list[int], list[list[int]], list[int
     expands = genes[EXPAND_START:WIDTH_START]
     per_stage = [expands[SLOT_STAGE == s].tolist() for s in range(NUM_STAGES)]
     return int(genes[0]), genes[1 : 1 + NUM_STAGES].tolist(), per_stage, genes[WIDTH_START:].tolist()
+
+
+def build(protocol: "Protocol", genes: list[int]) -> CitySegNet:
+    """The network of ``genes`` under ``protocol`` (the catalogue's network builder of this family)."""
+    return CitySegNet(genes)

@@ -142,9 +142,12 @@ def _evaluation_scenes(n_val: int):
     return make_scenes("calibration", CALIBRATION_POOL), make_scenes("val", n_val)
 
 
-def evaluate_subnet(protocol: Protocol, genes: list[int], seed: int) -> dict:
+def evaluate_subnet(protocol: Protocol, genes: list[int], seed: int, device: str = "cpu") -> dict:
     """The measurement of one CitySeg architecture: validation mIoU with inherited weights (the objective ``err``
-    is 1 - mIoU; like EvoXBench's, the suite has no test objective, and skipping it halves the cost)."""
+    is 1 - mIoU; like EvoXBench's, the suite has no test objective, and skipping it halves the cost). On the CPU
+    only (``device`` is there for the collector's one signature of a measurement)."""
+    if device != "cpu":
+        raise ValueError(f"CitySeg scorings run on the CPU only; got device={device!r}")
     start = time.perf_counter()
     supernet = _trained_supernet(str(supernet_path(protocol)))
     pool, val = _evaluation_scenes(protocol.n_val)

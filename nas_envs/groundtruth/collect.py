@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nas_envs.catalogue import family, load
 from nas_envs.parallel import worker_pool
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
@@ -322,17 +323,12 @@ def run_job(protocol_name: str, job: Job, device: str = "cpu") -> dict:
     """Measure one job (train it on ``device``; for CitySeg: score it with the supernet's weights on the CPU) and
     return its complete record. Runs in a worker process."""
     from nas_envs.groundtruth.protocols import PROTOCOLS
-    from nas_envs.groundtruth.train import environment_description, train
+    from nas_envs.groundtruth.train import environment_description
 
     protocol = PROTOCOLS[protocol_name]
     space = get_space(job.space)
     genes = job_architecture(space, job)
-    if protocol.space == "cityseg":
-        from nas_envs.groundtruth.cityseg_supernet import evaluate_subnet
-
-        measured = evaluate_subnet(protocol, genes.tolist(), job.seed)
-    else:
-        measured = train(protocol, genes.tolist(), job.seed, device=device)
+    measured = load(family(protocol.space).measure)(protocol, genes.tolist(), job.seed, device=device)
     return {
         "job": job.key,
         "space": job.space,
@@ -395,8 +391,9 @@ def collect(
     meanwhile is neither trained nor written twice."""
     from nas_envs.groundtruth.protocols import PROTOCOLS
 
-    if PROTOCOLS[protocol_name].space == "cityseg" and device != "cpu":
-        raise ValueError(f"CitySeg scorings run on the CPU only; got device={device!r}")
+    if not family(PROTOCOLS[protocol_name].space).measures_on_gpu and device != "cpu":
+        raise ValueError(f"{PROTOCOLS[protocol_name].space} measurements run on the CPU only (CitySeg scorings); got "
+                         f"device={device!r}")
     with locked(path):
         repaired = repair_tail(path)
     if repaired:

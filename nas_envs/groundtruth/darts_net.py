@@ -8,10 +8,15 @@ the auxiliary head and drop-path, which the paper uses for its 100-epoch trainin
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 from torch import nn
 
 from nas_envs.spaces.darts import GENES_PER_CELL, GENES_PER_NODE, OPS
+
+if TYPE_CHECKING:
+    from nas_envs.groundtruth.protocols import Protocol
 
 
 class ReLUConvBN(nn.Sequential):
@@ -145,3 +150,8 @@ class DartsNetwork(nn.Module):
         for cell in self.cells:
             s0, s1 = s1, cell(s0, s1)
         return self.classifier(self.pool(s1).flatten(1))
+
+
+def build(protocol: "Protocol", genes: list[int]) -> DartsNetwork:
+    """The network of ``genes`` under ``protocol`` (the catalogue's network builder of this family)."""
+    return DartsNetwork(genes, num_classes=protocol.num_classes, **protocol.network)

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 from torch import nn
 
 from nas_envs.spaces.fbnet import BLOCKS, STAGE_CHANNELS, STAGE_LAYERS, STAGE_STRIDES
+
+if TYPE_CHECKING:
+    from nas_envs.groundtruth.protocols import Protocol
 
 HEAD_CHANNELS = 1504
 
@@ -90,3 +95,8 @@ class FBNetNetwork(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.classifier(self.head(self.layers(self.stem(x))))
+
+
+def build(protocol: "Protocol", genes: list[int]) -> FBNetNetwork:
+    """The network of ``genes`` under ``protocol`` (the catalogue's network builder of this family)."""
+    return FBNetNetwork(genes, num_classes=protocol.num_classes, **protocol.network)

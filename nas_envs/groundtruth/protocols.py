@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nas_envs.catalogue import FamilyField
 from nas_envs.groundtruth.fashion_mnist import Splits, load_splits
 
 
@@ -166,8 +167,5 @@ PROTOCOLS: dict[str, Protocol] = {
         ),
     )
 }
-DEFAULT_PROTOCOL = {
-    "darts": "darts-fmnist14-c8l8-e4-v1",
-    "fbnet": "fbnet-fmnist14-half-e4-v1",
-    "cityseg": "cityseg-scenes64-supernet-v1",
-}
+#: the protocol of each family's newest bundle (read from the catalogue)
+DEFAULT_PROTOCOL = FamilyField("protocol")

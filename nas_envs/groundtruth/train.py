@@ -11,23 +11,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from nas_envs.catalogue import family, load
 from nas_envs.groundtruth.protocols import Protocol
 
 
 def build_network(protocol: Protocol, genes: list[int]) -> nn.Module:
-    if protocol.space == "darts":
-        from nas_envs.groundtruth.darts_net import DartsNetwork
-
-        return DartsNetwork(genes, num_classes=protocol.num_classes, **protocol.network)
-    if protocol.space == "fbnet":
-        from nas_envs.groundtruth.fbnet_net import FBNetNetwork
-
-        return FBNetNetwork(genes, num_classes=protocol.num_classes, **protocol.network)
-    if protocol.space == "cityseg":
-        from nas_envs.groundtruth.cityseg_net import CitySegNet
-
-        return CitySegNet(genes)
-    raise ValueError(f"no network for space {protocol.space!r}")
+    """The network of ``genes`` under ``protocol``, built by its family's network builder (see the catalogue)."""
+    return load(family(protocol.space).network)(protocol, genes)
 
 
 def count_flops(model: nn.Module, input_shape: tuple[int, ...]) -> int:
