@@ -4,7 +4,7 @@ import gymnasium as gym
 import pytest
 
 import nas_envs
-from nas_envs.catalogue import FAMILIES, ENV_BUNDLES, register_family, unregister_family
+from nas_envs.catalogue import ENV_BUNDLES, FAMILIES, register_family, unregister_family
 from nas_envs.cli import main
 from nas_envs.spaces import get_space
 from tests.toy_family import TOY

@@ -46,8 +46,9 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(f"unknown environment {args.env!r}; {hint}'nas-envs list' prints the {len(ENV_BUNDLES)} ids")
     family, _ = release_of(args.env)
     if args.surrogate is not None and args.surrogate not in family.surrogates:
-        raise ValueError(f"--surrogate {args.surrogate} does not apply to {args.env}: allowed "
-                         f"{family.surrogates or 'none (it has one predictor)'}")
+        raise ValueError(f"--surrogate {args.surrogate}: {args.env} has "
+                         + (f"the surrogates {family.surrogates}" if family.surrogates else
+                            "none to choose (one predictor)"))
     settings = RunSettings(
         env_id=args.env, agent=args.agent, budget_seconds=parse_duration(args.budget),
         max_evaluations=args.max_evaluations, noise=not args.no_noise,
