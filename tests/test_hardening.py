@@ -198,3 +198,26 @@ def test_the_archive_hypervolume_stays_exact_as_it_grows(objectives):
     exact = HV(ref_point=np.ones(objectives))(inside)
     assert archive.hypervolume == pytest.approx(exact, rel=1e-12) and sum(gains) == pytest.approx(exact, rel=1e-12)
     assert min(gains) >= 0.0
+
+
+def test_atomic_writes_leave_the_old_file_or_the_new_one(tmp_path):
+    from nas_envs.files import replace_folder, write_atomically
+
+    path = tmp_path / "a.json"
+    write_atomically(path, "old")
+
+    def crash(tmp):
+        tmp.write_text("half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        write_atomically(path, crash)
+    assert path.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["a.json"]
+    write_atomically(path, b"new")
+    assert path.read_bytes() == b"new"
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "x").write_text("1")
+    (tmp_path / "dest").mkdir()
+    (tmp_path / "dest" / "y").write_text("2")
+    replace_folder(tmp_path / "new", tmp_path / "dest")
+    assert [p.name for p in (tmp_path / "dest").iterdir()] == ["x"] and not (tmp_path / "dest.old").exists()

@@ -10,13 +10,13 @@ compares the three.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 
 from nas_envs.agents.runner import load_run_groups
+from nas_envs.files import write_atomically
 
 
 def final_incumbents(folder: Path) -> list[dict]:
@@ -50,10 +50,7 @@ def final_incumbents(folder: Path) -> list[dict]:
 
 def write_incumbents(rows: list[dict], path: Path) -> None:
     """JSON lines, written to a temporary file and renamed: a killed command leaves no half-written list."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(json.dumps(row, sort_keys=True) + "\n" for row in rows))
-    os.replace(tmp, path)
+    write_atomically(path, "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows))
 
 
 def observed_minus_mean(rows: list[dict]) -> float:

@@ -25,6 +25,7 @@ import nas_envs  # noqa: F401 - registers the environment ids
 from nas_envs.agents.trajectory import Evaluator, SearchBudgetSpent, TrajectoryRecorder
 from nas_envs.catalogue import ENV_BUNDLES, release_of
 from nas_envs.extras import require
+from nas_envs.files import write_atomically
 from nas_envs.parallel import ray_imap_unordered, worker_pool
 from nas_envs.progress import disabled as progress_disabled
 from nas_envs.spaces.base import SearchSpace
@@ -122,12 +123,8 @@ def run_seed(settings: RunSettings, seed: int) -> list[dict]:
 
 
 def write_trajectory(path: Path, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w") as handle:
-        for row in rows:
-            handle.write(json.dumps(row) + "\n")
-    tmp.replace(path)  # a killed run leaves no half-written trajectory
+    """One seed's rows as JSON lines; a killed run leaves no half-written trajectory."""
+    write_atomically(path, "".join(json.dumps(row) + "\n" for row in rows))
 
 
 def settings_digest(identity: dict) -> str:
@@ -173,7 +170,7 @@ def run(settings: RunSettings, seeds: list[int], out: Path, workers: int = 1, ba
         logger.warning("%s: seeds %s are already there (same settings): skipped", folder, skipped)
     folder.mkdir(parents=True, exist_ok=True)
     record = {**asdict(settings), "identity": settings.identity(), "seeds": sorted(set(previous) | set(seeds))}
-    record_path.write_text(json.dumps(record, indent=2) + "\n")
+    write_atomically(record_path, json.dumps(record, indent=2) + "\n")
     seeds = todo
     if not seeds:
         return folder

@@ -18,6 +18,7 @@ from nas_envs.assets import data_path, require_data
 from nas_envs.benchmarks.cityseg import NOISE_FACTORS, LatencyTable, hardware_objectives
 from nas_envs.benchmarks.cityseg_problems import OBJECTIVES
 from nas_envs.benchmarks.fit import held_out_split, surrogate_against_table
+from nas_envs.files import replace_folder
 from nas_envs.groundtruth.analysis import noise_groups, noise_summary
 from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
@@ -117,13 +118,7 @@ def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10, o
             "seed": seed,
         }
         write_manifest(scratch, files, **entry)
-        # Swap whole folders: a crash leaves the old bundle (possibly under the .old name) or the new one.
-        old = bundle.with_name(bundle.name + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        if bundle.exists():
-            bundle.rename(old)
-        scratch.rename(bundle)
-        shutil.rmtree(old, ignore_errors=True)
+        replace_folder(scratch, bundle)  # whole folders: a crash leaves the old bundle or the new one
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return entry

@@ -19,6 +19,7 @@ import numpy as np
 
 from nas_envs.assets import DEFAULT_BUNDLES, assets_dir, data_path, require_data, resolve_bundle
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, PooledKinds, load_bundled_kind, model_kind
+from nas_envs.files import replace_folder
 from nas_envs.groundtruth.analysis import device, device_offsets, noise_groups, noise_summary
 from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL, PROTOCOLS
@@ -295,9 +296,7 @@ def fit_surrogate(
         if costs != cost_table:
             (scratch / "costs.json").write_text(json.dumps(cost_table) + "\n")
         # Move into place: the new files replace the old ones of this model only.
-        if (bundle / kind).exists():
-            shutil.rmtree(bundle / kind)
-        (scratch / kind).rename(bundle / kind)
+        replace_folder(scratch / kind, bundle / kind)
         if (scratch / "costs.json").exists():
             (scratch / "costs.json").replace(costs_path)
     finally:

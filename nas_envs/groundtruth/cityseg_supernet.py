@@ -9,7 +9,6 @@ this is the measurement noise that repeats expose), and measuring mIoU on the va
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable
 from functools import lru_cache
@@ -19,6 +18,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from nas_envs.files import write_atomically
 from nas_envs.groundtruth.cityseg_net import LARGEST_GENES, CitySegNet
 from nas_envs.groundtruth.protocols import Protocol
 from nas_envs.groundtruth.scenes import confusion_matrix, make_scenes, mean_iou
@@ -95,11 +95,7 @@ def train_supernet(
 
 
 def _save_atomically(path: Path, state: dict) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save(state, tmp)
-    with open(tmp, "rb") as handle:
-        os.fsync(handle.fileno())
-    tmp.replace(path)
+    write_atomically(path, lambda tmp: torch.save(state, tmp))
     record_file(path)
 
 

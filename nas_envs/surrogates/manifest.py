@@ -8,6 +8,8 @@ import pickle
 import zipfile
 from pathlib import Path
 
+from nas_envs.files import write_atomically
+
 MANIFEST = "manifest.json"
 #: what reading a model file whose checksum matches but whose content is broken raises (numpy, torch, json, xgboost)
 UNREADABLE = (ValueError, KeyError, IndexError, TypeError, OSError, RuntimeError, EOFError, zipfile.BadZipFile,
@@ -29,11 +31,8 @@ def sha256_file(path: Path) -> str:
 def write_manifest(folder: Path, files: list[Path], **fields: object) -> Path:
     """Write ``folder/manifest.json`` with the sha256 of ``files`` (paths stored relative to ``folder``)."""
     entries = {str(Path(f).relative_to(folder)): sha256_file(Path(f)) for f in sorted(files)}
-    path = folder / MANIFEST
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({**fields, "files": entries}, indent=2, sort_keys=True) + "\n")
-    tmp.replace(path)  # atomic: a crash leaves the old manifest or the new one, never half of one
-    return path
+    text = json.dumps({**fields, "files": entries}, indent=2, sort_keys=True) + "\n"
+    return write_atomically(folder / MANIFEST, text)
 
 
 def read_verified_manifest(folder: Path, restore_hint: str) -> dict:
@@ -89,6 +88,4 @@ def record_file(path: Path) -> None:
     if manifest.is_file():
         entries = json.loads(manifest.read_text())
         entries.setdefault("files", {})[path.name] = sha256_file(path)
-        tmp = manifest.with_suffix(".tmp")
-        tmp.write_text(json.dumps(entries, indent=2, sort_keys=True) + "\n")
-        tmp.replace(manifest)
+        write_atomically(manifest, json.dumps(entries, indent=2, sort_keys=True) + "\n")
