@@ -28,3 +28,12 @@ def test_the_docs_site_builds_without_warnings(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "site" / "model-cards" / "darts-v0" / "index.html").exists()
     assert (tmp_path / "site" / "notebooks" / "03_rl_controller" / "index.html").exists()
+
+
+@pytest.mark.slow
+def test_the_generated_darts_diagnosis_page_is_fresh(tmp_path):
+    """docs/darts-diagnosis.md is what its script makes of the committed data now (rerun the script when not)."""
+    out = tmp_path / "page.md"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "darts_diagnosis.py"), "--out", str(out)], check=True,
+                   capture_output=True, cwd=ROOT)
+    assert out.read_text() == (ROOT / "docs" / "darts-diagnosis.md").read_text()

@@ -1,0 +1,164 @@
+"""Why the DARTS surrogates explain less than the noise allows: what their residuals on the noise subset follow.
+
+For each released accuracy surrogate (xgb, gin, their average) the residual of every noise-subset architecture is
+its 3-seed mean validation accuracy minus the surrogate's noise-free mean. Against each candidate factor of the
+architecture (parameters, FLOPs, op counts per cell, cell depth) the page gives the Spearman correlation and the
+share of the residual variance a straight line in that factor explains (leave-one-out, so a factor that explains
+nothing scores about 0 or below); against each factor of a training (its collection day, machine and threads) the
+same for the per-training residuals. A factor that a model has left out shows up as a correlation well away from 0
+and a positive share. Writes the generated page docs/darts-diagnosis.md (regenerate it, do not edit it).
+
+Usage: python scripts/darts_diagnosis.py [--out docs/darts-diagnosis.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from nas_envs import make_benchmark
+from nas_envs.assets import data_path
+from nas_envs.groundtruth.analysis import load, noise_groups
+from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
+from nas_envs.spaces.darts import CELLS, OPS, PARAMETER_FREE_OPS
+
+SURROGATES = ("xgb", "gin", "xgb+gin")
+POOLS = frozenset({"max_pool_3x3", "avg_pool_3x3"})
+
+
+def architecture_factors(bench, genes: np.ndarray) -> dict[str, np.ndarray]:
+    """Candidate factors of each architecture, by name."""
+    space = bench.space
+    costs = bench.exact_costs(genes)
+    factors = {"log params": np.log(costs["params"]), "log FLOPs": np.log(costs["flops"])}
+    depths = space.cell_depths(genes)
+    for index, cell in enumerate(CELLS):
+        factors[f"{cell} depth"] = depths[:, index]
+        for label, ops in (("parameter-free", PARAMETER_FREE_OPS), ("pools", POOLS)):
+            factors[f"{cell} {label}"] = np.array([space.count_ops(g, cell, ops) for g in genes], dtype=float)
+        for op in OPS:
+            factors[f"{cell} {op}"] = np.array([space.count_ops(g, cell, {op}) for g in genes], dtype=float)
+    return factors
+
+
+def loo_share(factor: np.ndarray, residual: np.ndarray) -> float:
+    """Share of the residual variance a straight line in ``factor`` explains, by leave-one-out prediction."""
+    if np.ptp(factor) == 0:
+        return float("nan")
+    errors = []
+    for i in range(len(residual)):
+        keep = np.arange(len(residual)) != i
+        slope, intercept = np.polyfit(factor[keep], residual[keep], 1)
+        errors.append(residual[i] - (slope * factor[i] + intercept))
+    return float(1 - np.mean(np.square(errors)) / np.var(residual))
+
+
+def table(rows: list[tuple[str, dict[str, tuple[float, float, float]]]]) -> list[str]:
+    head = "| factor | " + " | ".join(f"{s}: rho (p) | {s}: LOO share" for s in SURROGATES) + " |"
+    lines = [head, "| --- |" + " --- | --- |" * len(SURROGATES)]
+    for name, cells in rows:
+        parts = []
+        for s in SURROGATES:
+            rho, p, share = cells[s]
+            parts += ["n/a", "n/a"] if np.isnan(rho) else [f"{rho:+.2f} ({p:.2g})", f"{share:+.3f}"]
+        lines.append(f"| {name} | " + " | ".join(parts) + " |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("docs/darts-diagnosis.md"))
+    args = parser.parse_args()
+    protocol = DEFAULT_PROTOCOL["darts"]
+    records = load(data_path(protocol), protocol)
+    groups = noise_groups(records, minimum=3)
+    archs = sorted(groups)
+    means = np.array([np.mean([r["val_accuracy"] for r in groups[a]]) for a in archs])
+    benches = {s: make_benchmark("darts", surrogate=s) for s in SURROGATES}
+    genes = benches["xgb"].space.as_batch(archs)
+    predicted = {s: b.evaluate(genes, noise=False)["val_accuracy"] for s, b in benches.items()}
+    residuals = {s: means - predicted[s] for s in SURROGATES}
+
+    factor_rows = []
+    for name, values in architecture_factors(benches["xgb"], genes).items():
+        cells = {}
+        for s in SURROGATES:
+            if np.ptp(values) == 0:
+                cells[s] = (float("nan"),) * 3
+                continue
+            rho, p = stats.spearmanr(values, residuals[s])
+            cells[s] = (float(rho), float(p), loo_share(values, residuals[s]))
+        factor_rows.append((name, cells))
+
+    # per training: its deviation from the surrogate mean against facts of the training
+    trainings = [(a, r) for a in archs for r in groups[a]]
+    index = {a: i for i, a in enumerate(archs)}
+    facts = {
+        "collection day": [r["finished_at"][:10] for _, r in trainings],
+        "processor": [r["environment"].get("processor", "?") for _, r in trainings],
+        "threads": [str(r["environment"].get("threads", "?")) for _, r in trainings],
+        "device": [r["environment"].get("device") or "cpu (before the field)" for _, r in trainings],
+    }
+    fact_lines = ["| fact of the training | values (trainings) | xgb: mean residual per value, +- standard error over "
+                  "its architectures (%) |", "| --- | --- | --- |"]
+    for name, values in facts.items():
+        counts = collections.Counter(values)
+        per_value = []
+        for value in sorted(counts):
+            by_arch: dict[str, list[float]] = collections.defaultdict(list)
+            for (a, r), v in zip(trainings, values):
+                if v == value:
+                    by_arch[a].append(r["val_accuracy"] - predicted["xgb"][index[a]])
+            arch_means = np.array([np.mean(v) for v in by_arch.values()])
+            error = arch_means.std(ddof=1) / np.sqrt(len(arch_means)) if len(arch_means) > 1 else float("nan")
+            per_value.append(f"{value}: {100 * arch_means.mean():+.2f} +- {100 * error:.2f} ({len(arch_means)} "
+                             "architectures)")
+        fact_lines.append(f"| {name} | {', '.join(f'{v} ({n})' for v, n in sorted(counts.items()))} | "
+                          f"{'; '.join(per_value)} |")
+
+    quality = ["| surrogate | R2 on the 3-seed means | Spearman rho | residual std (%) |", "| --- | --- | --- | --- |"]
+    for s in SURROGATES:
+        r2 = 1 - np.var(residuals[s]) / np.var(means) - np.mean(residuals[s]) ** 2 / np.var(means)
+        quality.append(f"| {s} | {r2:.2f} | {stats.spearmanr(predicted[s], means)[0]:.2f} | "
+                       f"{100 * np.std(residuals[s]):.2f} |")
+    strongest = max(((name, s, cells[s][2]) for name, cells in factor_rows for s in SURROGATES
+                     if not np.isnan(cells[s][2])), key=lambda item: item[2])
+    lines = [
+        "# DARTS surrogates: what their residuals follow",
+        "",
+        "Generated by `python scripts/darts_diagnosis.py` from the committed noise subset of "
+        f"`{protocol}` ({len(archs)} architectures with 3 seeds each, {len(trainings)} trainings) and the released "
+        "`darts-v0` surrogates; regenerate it rather than editing it.",
+        "",
+        "Residual = 3-seed mean validation accuracy - the surrogate's noise-free mean.",
+        "",
+        *quality,
+        "",
+        "## Factors of the architecture",
+        "",
+        "Spearman correlation of the residual with each factor (p-value; with "
+        f"{len(factor_rows)} factors and 3 surrogates, p below about {0.05 / len(factor_rows) / 3:.1g} survives a "
+        "Bonferroni correction), and the leave-one-out share of the residual variance that a straight line in the "
+        "factor explains (0: none; negative: worse than the mean).",
+        "",
+        *table(factor_rows),
+        "",
+        f"Largest leave-one-out share: {strongest[2]:+.3f} ({strongest[0]}, {strongest[1]}).",
+        "",
+        "## Facts of the trainings",
+        "",
+        *fact_lines,
+        "",
+    ]
+    args.out.write_text("\n".join(lines))
+    print(f"wrote {args.out}")
+    print("\n".join(quality))
+    print(f"largest LOO share: {strongest}")
+
+
+if __name__ == "__main__":
+    main()
