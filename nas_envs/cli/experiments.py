@@ -196,9 +196,10 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                             "assets/data/trajectories/incumbents/darts_24h.jsonl")
     incumbents.set_defaults(handler=_incumbents)
 
-    moea = commands.add_parser("moea", help="pymoo's NSGA-II/III, MOEA/D and RVEA on CitySeg/MOP: HV table")
+    moea = commands.add_parser("moea", help="NSGA-II/III, MOEA/D, RVEA (pymoo), IBEA and HypE on CitySeg/MOP: HV "
+                               "table")
     moea.add_argument("--problems", default="1-15", help="e.g. 1-15 or 1,6,15")
-    moea.add_argument("--algorithms", default="all", help="all or a comma list of nsga2,nsga3,moead,rvea")
+    moea.add_argument("--algorithms", default="all", help="all or a comma list of nsga2,nsga3,moead,rvea,ibea,hype")
     moea.add_argument("--runs", type=int, default=5, help="seeds per problem and algorithm")
     moea.add_argument("--evaluations", type=int, default=10_000)
     moea.add_argument("--out", default="runs/moea/runs.jsonl", help="JSON lines of finished runs (resumes)")
