@@ -64,7 +64,7 @@ def load(reference: str) -> Any:
     return getattr(importlib.import_module(module), attribute)
 
 
-_SURROGATE_FIT = "nas_envs.benchmarks.fit:fit_command"
+_SURROGATE_FIT = "nas_envs.fitting.surrogate_fit:fit_command"
 _SURROGATES = ("xgb", "gin", "xgb+gin")
 
 BUILTIN_FAMILIES: tuple[Family, ...] = (
@@ -93,7 +93,7 @@ BUILTIN_FAMILIES: tuple[Family, ...] = (
                        for n in range(1, 16)),
         reward="hypervolume gained", protocol="cityseg-scenes64-supernet-v1",
         measure="nas_envs.groundtruth.cityseg_supernet:evaluate_subnet", measures_on_gpu=False,
-        network="nas_envs.groundtruth.cityseg_net:build", fit="nas_envs.benchmarks.cityseg_fit:fit_command",
+        network="nas_envs.groundtruth.cityseg_net:build", fit="nas_envs.fitting.cityseg_fit:fit_command",
         models=("ranknet",),
     ),
 )

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from nas_envs.assets import DEFAULT_BUNDLES, data_path, resolve_bundle
-from nas_envs.benchmarks.fit import fit_and_score, held_out_split, load_dataset
+from nas_envs.fitting.surrogate_fit import fit_and_score, held_out_split, load_dataset
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
 from nas_envs.spaces import get_space
 

@@ -31,8 +31,8 @@ import numpy as np
 import torch
 
 from nas_envs.assets import DEFAULT_BUNDLES, data_path, resolve_bundle
-from nas_envs.benchmarks.fit import load_dataset
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS
+from nas_envs.fitting.surrogate_fit import load_dataset
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
 from nas_envs.spaces import get_space
 from nas_envs.surrogates.gin import GINConfig, GINEnsemble

@@ -229,7 +229,7 @@ def test_gin_with_tabular_features_reads_them_standardised_and_stacks_them_exact
 
 
 def test_held_out_split_is_fixed_as_the_collection_grows():
-    from nas_envs.benchmarks.fit import held_out_split
+    from nas_envs.fitting.surrogate_fit import held_out_split
 
     keys = np.array([f"random/train/{i}/r0" for i in range(400)] + [f"re:seed_0/train/{i}/r0" for i in range(8)])
     sources = np.array(["random"] * 400 + ["re"] * 8)
@@ -244,7 +244,7 @@ def test_held_out_split_is_fixed_as_the_collection_grows():
 
 def test_runtime_model_is_fitted_on_trainings_with_cpu_seconds_only(tmp_path):
     from nas_envs.assets import data_path
-    from nas_envs.benchmarks.fit import fit_and_score, load_dataset
+    from nas_envs.fitting.surrogate_fit import fit_and_score, load_dataset
     from nas_envs.spaces import get_space
 
     data = load_dataset(data_path("darts-fmnist14-c8l8-e4-v1"), "darts-fmnist14-c8l8-e4-v1")
@@ -264,7 +264,7 @@ def test_runtime_model_is_fitted_on_trainings_with_cpu_seconds_only(tmp_path):
 
 def test_gpu_accuracies_are_fitted_on_the_cpu_scale():
     from nas_envs.assets import data_path
-    from nas_envs.benchmarks.fit import load_dataset
+    from nas_envs.fitting.surrogate_fit import load_dataset
     from nas_envs.groundtruth.collect import read_records
 
     path = data_path("darts-fmnist14-c8l8-e4-v1")
@@ -280,7 +280,7 @@ def test_gpu_accuracies_are_fitted_on_the_cpu_scale():
 
 def test_a_bundle_is_judged_on_the_grown_noise_subset_without_refitting(tmp_path, monkeypatch):
 
-    from nas_envs.benchmarks.fit import fit_surrogate, score_bundle
+    from nas_envs.fitting.surrogate_fit import fit_surrogate, score_bundle
 
     name = "darts-fmnist14-c8l8-e4-v1.jsonl"
     lines = (Path(__file__).resolve().parents[1] / "assets" / "data" / name).read_text().splitlines(keepends=True)
@@ -308,7 +308,7 @@ def test_a_bundle_is_judged_on_the_grown_noise_subset_without_refitting(tmp_path
 
 
 def test_r2_ceiling_on_known_noise():
-    from nas_envs.benchmarks.fit import Dataset, r2_ceilings
+    from nas_envs.fitting.surrogate_fit import Dataset, r2_ceilings
 
     seeds = [np.array([0.80, 0.82]), np.array([0.90, 0.92])]  # seed variance 0.0002 each; seed means 0.81, 0.91
     data = Dataset(genes=np.zeros((3, 1)), targets={"val_accuracy": np.array([0.80, 0.85, 0.90])},
@@ -332,7 +332,7 @@ def test_a_model_of_another_format_is_refused_with_the_refit_command(tmp_path):
 
 
 def test_spread_against_seed_noise_tells_a_spread_that_follows_the_seeds_from_one_that_does_not():
-    from nas_envs.benchmarks.fit import spread_against_seed_noise
+    from nas_envs.fitting.surrogate_fit import spread_against_seed_noise
 
     # seed stds 0.01, 0.02, 0.04 (ddof 1): an ensemble spread in the same order correlates 1, reversed -1
     values = [np.array([0.80, 0.81, 0.82]), np.array([0.80, 0.82, 0.84]), np.array([0.80, 0.84, 0.88])]
@@ -349,7 +349,7 @@ def test_spread_against_seed_noise_tells_a_spread_that_follows_the_seeds_from_on
 def test_the_pooled_surrogate_is_scored_on_what_the_benchmark_predicts():
     import nas_envs
     from nas_envs.assets import data_path
-    from nas_envs.benchmarks.fit import leave_one_source_out, load_dataset, score_bundle
+    from nas_envs.fitting.surrogate_fit import leave_one_source_out, load_dataset, score_bundle
     from nas_envs.surrogates.metrics import mae
 
     scored = score_bundle("darts", "xgb+gin")
@@ -365,8 +365,8 @@ def test_the_pooled_surrogate_is_scored_on_what_the_benchmark_predicts():
 
 @pytest.mark.slow
 def test_the_model_card_shows_what_evaluate_surrogate_computes(tmp_path):
-    from nas_envs.benchmarks.fit import score_bundle
     from nas_envs.cli import main
+    from nas_envs.fitting.surrogate_fit import score_bundle
 
     assert main(["model-card", "darts", "--out", str(tmp_path)]) == 0
     card = (tmp_path / "darts-v0.md").read_text()

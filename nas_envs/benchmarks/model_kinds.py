@@ -4,7 +4,7 @@
 cost features) predicts the log of a training's CPU seconds and serves both. Each kind knows its targets, its input
 encoding (from the space and the bundle's exact cost table), how to fit and save an ensemble for all its targets at
 once, and how to load it back as a predictor of ``(N, members, targets)``; fitting
-(:mod:`nas_envs.benchmarks.fit`) and evaluation share these definitions.
+(:mod:`nas_envs.fitting.surrogate_fit`) and evaluation share these definitions.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ def _evaluate_surrogate(args: argparse.Namespace) -> int:
     import json
 
     from nas_envs.benchmarks import make_benchmark
-    from nas_envs.benchmarks.fit import leave_one_source_out, quality_against_data_size, score_bundle
+    from nas_envs.fitting.surrogate_fit import leave_one_source_out, quality_against_data_size, score_bundle
 
     pooled = "+" in args.model
     if pooled and (args.leave_one_source_out or args.learning_curve):
@@ -42,7 +42,7 @@ def _evaluate_surrogate(args: argparse.Namespace) -> int:
     if args.leave_one_source_out:
         print(json.dumps({"leave_one_source_out": leave_one_source_out(args.space, args.model)}, indent=2))
     if args.learning_curve:
-        from nas_envs.benchmarks.plots import plot_quality_against_data_size
+        from nas_envs.fitting.plots import plot_quality_against_data_size
 
         curve = quality_against_data_size(args.space, args.model)
         print(json.dumps({"quality_against_data_size": curve}, indent=2))
@@ -52,7 +52,7 @@ def _evaluate_surrogate(args: argparse.Namespace) -> int:
 
 
 def _model_card(args: argparse.Namespace) -> int:
-    from nas_envs.benchmarks.model_card import write_model_card
+    from nas_envs.fitting.model_card import write_model_card
 
     card = write_model_card(args.space, bundle=args.bundle, out_dir=Path(args.out), refits=args.refits)
     print(f"wrote {card}")

@@ -17,8 +17,8 @@ import numpy as np
 from nas_envs.assets import data_path, require_data
 from nas_envs.benchmarks.cityseg import NOISE_FACTORS, LatencyTable, hardware_objectives
 from nas_envs.benchmarks.cityseg_problems import OBJECTIVES
-from nas_envs.benchmarks.fit import held_out_split, surrogate_against_table
 from nas_envs.files import replace_folder
+from nas_envs.fitting.surrogate_fit import held_out_split, surrogate_against_table
 from nas_envs.groundtruth.analysis import noise_groups, noise_summary
 from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
@@ -57,7 +57,7 @@ def objective_bounds(space: CitySegSpace, costs: dict, latency: dict[str, Latenc
 def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10, out_dir: Path | None = None) -> dict:
     """Fit the rank-net on the collected sub-network scores and write a whole CitySeg bundle to ``out_dir``
     (default ``models/cityseg-refit`` beside the data; never a released bundle)."""
-    from nas_envs.benchmarks.fit import default_refit_dir
+    from nas_envs.fitting.surrogate_fit import default_refit_dir
     from nas_envs.surrogates.ranknet import RankNetEnsemble
 
     space = CitySegSpace()

@@ -26,7 +26,7 @@ def _pct(value: float) -> str:
 
 def _quality_rows(space: str, bundle: Path) -> tuple[list[str], dict]:
     """Markdown rows of every accuracy model (and the pooled one) judged on the data as it is now."""
-    from nas_envs.benchmarks.fit import score_bundle
+    from nas_envs.fitting.surrogate_fit import score_bundle
 
     rows, scored = [], {}
     models = read_verified_manifest(bundle, "")["models"]
@@ -56,7 +56,7 @@ def _scatter(space: str, bundle: Path, kind: str, output: Path) -> None:
     import matplotlib.pyplot as plt
 
     from nas_envs.benchmarks import make_benchmark
-    from nas_envs.benchmarks.fit import load_dataset
+    from nas_envs.fitting.surrogate_fit import load_dataset
 
     protocol = DEFAULT_PROTOCOL[space]
     data = load_dataset(require_data(data_path(protocol)), protocol)
@@ -144,7 +144,7 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
         _scatter(space, folder, best, figure)
         lines += ["", f"![predicted against measured]({figure.name})"]
     if refits:
-        from nas_envs.benchmarks.fit import leave_one_source_out, quality_against_data_size
+        from nas_envs.fitting.surrogate_fit import leave_one_source_out, quality_against_data_size
 
         logger.info("model card: leave-one-source-out refits")
         loso = leave_one_source_out(space, "xgb")
