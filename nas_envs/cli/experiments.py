@@ -144,6 +144,22 @@ def _moea(args: argparse.Namespace) -> int:
     return 0
 
 
+def _oneshot(args: argparse.Namespace) -> int:
+    require("torch", "groundtruth", "nas-envs oneshot (it trains a supernet)")
+    from nas_envs.oneshot.search import SearchSettings, run_search
+
+    out = Path(args.out)
+    print(f"{'run':<28} {'epoch':>5} {'xgb mean (%)':>12} {'one-shot val (%)':>16}  genotype")
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
+        settings = SearchSettings(method=args.method, space=args.space, epochs=args.epochs, seed=seed,
+                                  images=args.images)
+        name = f"{args.method}-{args.space}-seed{seed}"
+        for line in run_search(settings, out / f"{name}.jsonl"):
+            print(f"{name:<28} {line['epoch']:>5} {100 * line['surrogates']['xgb']['val_accuracy']:>12.2f} "
+                  f"{100 * line['oneshot_val_accuracy']:>16.2f}  {line['genotype'][:60]}...")
+    return 0
+
+
 def _number_range(text: str) -> list[int]:
     """``"1-15"`` or ``"1,3,5"`` -> problem numbers."""
     numbers = []
@@ -195,6 +211,19 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     incumbents.add_argument("--out", required=True, help="JSON lines to write, e.g. "
                             "assets/data/trajectories/incumbents/darts_24h.jsonl")
     incumbents.set_defaults(handler=_incumbents)
+
+    oneshot = commands.add_parser("oneshot", help="one-shot NAS (DARTS, PC-DARTS, GDAS) on the DARTS space, the "
+                                  "derived genotype scored by the benchmark after every search epoch (resumable)")
+    oneshot.add_argument("--method", required=True, choices=["darts", "pcdarts", "gdas"])
+    oneshot.add_argument("--space", default="full", choices=["full", "constrained"],
+                         help="constrained: only skip_connect and sep_conv_3x3 (and none), where DARTS collapses")
+    oneshot.add_argument("--epochs", type=positive_int, default=10)
+    oneshot.add_argument("--seeds", type=positive_int, default=1)
+    oneshot.add_argument("--first-seed", type=non_negative_int, default=0)
+    oneshot.add_argument("--images", type=positive_int, default=None,
+                         help="training images to use (default: the DARTS protocol's 10,000); fewer for a try")
+    oneshot.add_argument("--out", required=True, help="folder: one <method>-<space>-seed<k>.jsonl per run")
+    oneshot.set_defaults(handler=_oneshot)
 
     moea = commands.add_parser("moea", help="NSGA-II/III, MOEA/D, RVEA (pymoo), IBEA and HypE on CitySeg/MOP: HV "
                                "table")

@@ -1,0 +1,78 @@
+"""One-shot NAS monitored by the benchmark: the derivation rule, the three mixing methods, resumable runs."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from nas_envs.cli import main
+from nas_envs.oneshot import search
+from nas_envs.oneshot.search import SEARCH_SPACES, SearchSettings, derive_genes, run_search
+from nas_envs.oneshot.supernet import EDGES, METHODS, Supernet
+from nas_envs.spaces.darts import DartsSpace
+
+
+def test_derivation_takes_each_nodes_two_strongest_edges_and_their_strongest_real_op():
+    ops = SEARCH_SPACES["full"]
+    strengths = np.full((2, EDGES, len(ops)), 0.01)
+    strengths[:, :, 0] = 0.9  # "none" everywhere strongest: never chosen
+    # node 0 (edges 0, 1): both inputs; node 1 (edges 2-4): inputs 2 (node 0) and 0
+    strengths[0, 0, ops.index("sep_conv_3x3")] = 0.5
+    strengths[0, 1, ops.index("skip_connect")] = 0.4
+    strengths[0, 4, ops.index("dil_conv_5x5")] = 0.6
+    strengths[0, 2, ops.index("max_pool_3x3")] = 0.3
+    genotype = DartsSpace().to_string(derive_genes(strengths, ops))
+    assert genotype.startswith("Genotype(normal=[('sep_conv_3x3', 0), ('skip_connect', 1), ('max_pool_3x3', 0), "
+                               "('dil_conv_5x5', 2)")
+    assert "none" not in genotype
+    constrained = derive_genes(np.random.default_rng(0).random((2, EDGES, 3)), SEARCH_SPACES["constrained"])
+    assert set(DartsSpace().to_string(constrained).split("'")[1::2]) <= {"skip_connect", "sep_conv_3x3"}
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_mixes_and_learns_its_architecture_parameters(method):
+    torch.manual_seed(0)
+    model = Supernet(SEARCH_SPACES["full"], method, channels=8, layers=3)
+    x, y = torch.randn(8, 1, 14, 14), torch.randint(0, 10, (8,))
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    assert model(x).shape == (8, 10) and model.alphas.grad.abs().sum() > 0
+    if method == "pcdarts":
+        assert model.betas.grad.abs().sum() > 0
+    assert model.edge_strengths().shape == (2, EDGES, len(SEARCH_SPACES["full"]))
+
+
+@pytest.mark.slow
+def test_a_killed_search_resumes_as_if_it_had_not_stopped(tmp_path, monkeypatch):
+    settings = SearchSettings(method="gdas", epochs=2, images=256, layers=3)
+    whole = run_search(settings, tmp_path / "whole.jsonl")
+    calls = {"n": 0}
+    predictions = search._predictions
+
+    def crash_in_the_second_epoch(genes):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return predictions(genes)
+
+    monkeypatch.setattr(search, "_predictions", crash_in_the_second_epoch)
+    with pytest.raises(KeyboardInterrupt):
+        run_search(settings, tmp_path / "cut.jsonl")
+    assert len((tmp_path / "cut.jsonl").read_text().splitlines()) == 1
+    monkeypatch.setattr(search, "_predictions", predictions)
+    resumed = run_search(settings, tmp_path / "cut.jsonl")
+    same = ("genotype", "oneshot_val_accuracy", "surrogates")
+    assert [{k: line[k] for k in same} for line in resumed] == [{k: line[k] for k in same} for line in whole]
+    assert {"xgb", "gin", "xgb+gin"} == set(whole[-1]["surrogates"])
+    with pytest.raises(ValueError, match="other settings"):
+        run_search(SearchSettings(method="darts", epochs=2, images=256, layers=3), tmp_path / "cut.jsonl")
+
+
+@pytest.mark.slow
+def test_the_command_writes_one_file_per_run(tmp_path, capsys):
+    assert main(["oneshot", "--method", "pcdarts", "--space", "constrained", "--epochs", "1", "--images", "128",
+                 "--out", str(tmp_path)]) == 0
+    line = json.loads((tmp_path / "pcdarts-constrained-seed0.jsonl").read_text())
+    assert line["epoch"] == 1 and line["genotype"].startswith("Genotype(") and "pcdarts-constrained" in \
+        capsys.readouterr().out
