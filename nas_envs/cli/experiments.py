@@ -151,8 +151,8 @@ def _oneshot(args: argparse.Namespace) -> int:
     out = Path(args.out)
     print(f"{'run':<28} {'epoch':>5} {'xgb mean (%)':>12} {'one-shot val (%)':>16}  genotype")
     for seed in range(args.first_seed, args.first_seed + args.seeds):
-        settings = SearchSettings(method=args.method, space=args.space, epochs=args.epochs, seed=seed,
-                                  images=args.images)
+        chosen = {"epochs": args.epochs} if args.epochs else {}
+        settings = SearchSettings(method=args.method, space=args.space, seed=seed, images=args.images, **chosen)
         name = f"{args.method}-{args.space}-seed{seed}"
         for line in run_search(settings, out / f"{name}.jsonl"):
             print(f"{name:<28} {line['epoch']:>5} {100 * line['surrogates']['xgb']['val_accuracy']:>12.2f} "
@@ -217,7 +217,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     oneshot.add_argument("--method", required=True, choices=["darts", "pcdarts", "gdas"])
     oneshot.add_argument("--space", default="full", choices=["full", "constrained"],
                          help="constrained: only skip_connect and sep_conv_3x3 (and none), where DARTS collapses")
-    oneshot.add_argument("--epochs", type=positive_int, default=10)
+    oneshot.add_argument("--epochs", type=positive_int, default=None, help="search epochs (default: SearchSettings', "
+                         "about 30 CPU-min a DARTS run: scripts/oneshot_speed.py)")
     oneshot.add_argument("--seeds", type=positive_int, default=1)
     oneshot.add_argument("--first-seed", type=non_negative_int, default=0)
     oneshot.add_argument("--images", type=positive_int, default=None,

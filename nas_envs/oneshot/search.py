@@ -9,8 +9,9 @@ the CPU seconds of the epoch (search, derivation and these evaluations). Lines a
 fsync, the search state (random generators included) is saved atomically after each line, and a rerun resumes from
 the last saved state, so a killed run loses at most the epoch in flight and continues as if it had not stopped.
 
-Settings (:class:`SearchSettings`, defaults): a 5-cell supernet of 8 initial channels, batch 64, the DARTS
-protocol's 10,000 training images split 5,000 / 5,000; weights: SGD lr 0.025 (cosine), momentum 0.9, weight decay 3e-4;
+Settings (:class:`SearchSettings`, defaults): 6 search epochs of a 5-cell supernet of 8 initial channels, batch 64,
+the DARTS protocol's 10,000 training images split 5,000 / 5,000 (a DARTS run about 30 CPU-minutes, PC-DARTS and
+GDAS less: ``python scripts/oneshot_speed.py``); weights: SGD lr 0.025 (cosine), momentum 0.9, weight decay 3e-4;
 architecture: Adam lr 3e-4, betas (0.5, 0.999), weight decay 1e-3; GDAS anneals its temperature from 10 to 0.1.
 The constrained space (Zela et al. 2020's S-like spaces) mixes only ``skip_connect`` and ``sep_conv_3x3`` (and
 ``none``).
@@ -40,7 +41,7 @@ SEARCH_SPACES = {"full": (NONE, *OPS), "constrained": (NONE, "skip_connect", "se
 class SearchSettings:
     method: str = "darts"
     space: str = "full"
-    epochs: int = 10
+    epochs: int = 6
     seed: int = 0
     protocol: str = "darts-fmnist14-c8l8-e4-v1"
     channels: int = 8
