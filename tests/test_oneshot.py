@@ -76,3 +76,17 @@ def test_the_command_writes_one_file_per_run(tmp_path, capsys):
     line = json.loads((tmp_path / "pcdarts-constrained-seed0.jsonl").read_text())
     assert line["epoch"] == 1 and line["genotype"].startswith("Genotype(") and "pcdarts-constrained" in \
         capsys.readouterr().out
+    listed = tmp_path / "oneshot" / "pcdarts-constrained-seed0.jsonl"
+    from nas_envs.groundtruth.collect import plan
+
+    [job] = plan("darts", "random", "train", 1, 1, trajectory=str(listed))
+    assert job.source == "oneshot" and job.trajectory == str(listed)  # the collector trains it as its own source
+
+
+def test_the_genotypes_to_train_are_every_other_epochs_and_the_last():
+    from nas_envs.oneshot.search import genotypes_to_train
+
+    settings = {"method": "darts", "space": "constrained", "seed": 3}
+    lines = [{"epoch": e, "genotype": f"G{e}", "settings": settings} for e in range(1, 6)]
+    rows = genotypes_to_train(lines)
+    assert [r["epoch"] for r in rows] == [2, 4, 5] and rows[0]["agent"] == "oneshot-darts-constrained"

@@ -146,7 +146,8 @@ def _moea(args: argparse.Namespace) -> int:
 
 def _oneshot(args: argparse.Namespace) -> int:
     require("torch", "groundtruth", "nas-envs oneshot (it trains a supernet)")
-    from nas_envs.oneshot.search import SearchSettings, run_search
+    from nas_envs.files import write_atomically
+    from nas_envs.oneshot.search import SearchSettings, genotypes_to_train, run_search
 
     out = Path(args.out)
     print(f"{'run':<28} {'epoch':>5} {'xgb mean (%)':>12} {'one-shot val (%)':>16}  genotype")
@@ -154,9 +155,14 @@ def _oneshot(args: argparse.Namespace) -> int:
         chosen = {"epochs": args.epochs} if args.epochs else {}
         settings = SearchSettings(method=args.method, space=args.space, seed=seed, images=args.images, **chosen)
         name = f"{args.method}-{args.space}-seed{seed}"
-        for line in run_search(settings, out / f"{name}.jsonl"):
+        lines = run_search(settings, out / f"{name}.jsonl")
+        for line in lines:
             print(f"{name:<28} {line['epoch']:>5} {100 * line['surrogates']['xgb']['val_accuracy']:>12.2f} "
                   f"{100 * line['oneshot_val_accuracy']:>16.2f}  {line['genotype'][:60]}...")
+        rows = genotypes_to_train(lines)
+        write_atomically(out / "oneshot" / f"{name}.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    print(f"to train the genotypes for real (source 'oneshot'): copy {out / 'oneshot'} to assets/data/trajectories/ "
+          "and run 'nas-envs collect darts --trajectory FILE --n N' for each file")
     return 0
 
 

@@ -173,3 +173,12 @@ def run_search(settings: SearchSettings, out: Path) -> list[dict]:
         write_atomically(state_path, partial(torch.save, state))
         done.append(line)
     return done
+
+
+def genotypes_to_train(lines: list[dict], every: int = 2) -> list[dict]:
+    """The genotypes of a run to train for real: every ``every``-th epoch's and the final one, as rows that
+    ``nas-envs collect darts --trajectory FILE`` trains (all of them: the rows name their ``agent``), a file under a
+    folder named ``oneshot`` making them the ``oneshot`` source."""
+    chosen = [line for line in lines if line["epoch"] % every == 0 or line["epoch"] == len(lines)]
+    return [{"agent": f"oneshot-{line['settings']['method']}-{line['settings']['space']}", "seed":
+             line["settings"]["seed"], "epoch": line["epoch"], "architecture": line["genotype"]} for line in chosen]
