@@ -41,15 +41,17 @@ def test_search_improves_on_its_first_evaluations():
     import nas_envs
 
     benchmark = nas_envs.make_benchmark("darts")
-    gains = []
+    reference = benchmark.random_reference()  # noise-free scores of random architectures
+    late = []
     for seed in (1, 2, 3):
         rows = run_seed(RunSettings(ENV_ID, "re", 24 * 3600.0), seed=seed)
         genes = np.stack([benchmark.space.from_string(r["architecture"]) for r in rows])
         quality = benchmark.evaluate(genes, noise=False)["val_accuracy"]  # the surrogate mean, without the noise
-        gains.append(quality[-100:].mean() - quality[:100].mean())
-    # On average, mutations of tournament winners beat the random initial population (one seed may be drawn into
-    # a region where the ensemble is unsure and the noisy evaluations are wider).
-    assert np.mean(gains) > 0
+        late.append(quality[-100:].mean())
+    # Mutations of tournament winners beat random sampling: every seed's last 100 architectures lie above the
+    # random median, and on average above its 90th percentile (measured: 0.8548, 0.8594, 0.8609 against 0.8506 and
+    # 0.8562; a search no better than random would average the median).
+    assert min(late) > np.quantile(reference, 0.5) and np.mean(late) > np.quantile(reference, 0.9)
 
 
 def test_ppo_stops_where_the_budget_is_spent_and_records_every_architecture():
@@ -299,5 +301,7 @@ def test_list_sorts_naturally_and_describes_each_id(capsys):
     assert main(["list"]) == 0
     lines = capsys.readouterr().out.splitlines()[1:]
     ids = [line.split()[0] for line in lines]
-    assert ids[:3] == ["CitySeg-MOP1-v0", "CitySeg-MOP2-v0", "CitySeg-MOP3-v0"] and len(ids) == 17
+    from nas_envs.catalogue import ENV_BUNDLES
+
+    assert ids[:3] == ["CitySeg-MOP1-v0", "CitySeg-MOP2-v0", "CitySeg-MOP3-v0"] and sorted(ids) == sorted(ENV_BUNDLES)
     assert all("(" in line and "v0" in line.split()[1] for line in lines)  # bundle, objectives and reward

@@ -22,3 +22,9 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
     # what a student sees: no warning (tqdm's "IProgress not found" where ipywidgets is missing, deprecations)
     warnings = [output.text for output in outputs if output.output_type == "stream" and "Warning" in output.text]
     assert not warnings
+
+
+def test_every_course_notebook_is_in_the_docs_and_none_is_missing():
+    nav = (Path(__file__).resolve().parents[1] / "mkdocs.yml").read_text()
+    listed = {line.split("notebooks/")[1].strip() for line in nav.splitlines() if "notebooks/" in line}
+    assert NOTEBOOKS and listed == {path.name for path in NOTEBOOKS}
