@@ -315,7 +315,7 @@ def test_pool_heavy_jobs_fill_the_normal_cell_with_pooling():
     counts = [space.count_ops(job_architecture(space, job), "normal", pools)
               for job in plan("darts", "pool-heavy", "train", 40, 1)]
     assert min(counts) >= 6 and max(counts) == 8
-    with pytest.raises(ValueError, match="allowed: \\('random', 'param-free', 'one-block'\\)"):
+    with pytest.raises(ValueError, match="allowed: \\('random', 'param-free', 'one-block', 'mutation-pair'\\)"):
         plan("fbnet", "pool-heavy", "train", 2, 1)
 
 
@@ -372,3 +372,12 @@ def test_the_gpu_burst_script_runs_every_stream_and_its_files_merge(tmp_path):
                    check=True, capture_output=True)
     merged = read_records(tmp_path / "data" / "fbnet-smoke.jsonl")
     assert len(merged) == sum(len(records) for records in streams.values())
+
+
+@pytest.mark.parametrize("space_name", ["darts", "fbnet"])
+def test_mutation_pairs_are_a_random_architecture_and_one_edit_of_it(space_name):
+    space = get_space(space_name)
+    archs = [job_architecture(space, job) for job in plan(space_name, "mutation-pair", "train", 20, 1)]
+    for base, edited in zip(archs[0::2], archs[1::2]):
+        assert any(np.array_equal(edited, n) for n in space.neighbours(base))
+    assert len({space.to_string(a) for a in archs[0::2]}) == 10  # distinct random bases

@@ -40,12 +40,14 @@ from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
 
 logger = logging.getLogger(__name__)
-SOURCES = ("random", "param-free", "pool-heavy", "one-block")  # plus optimiser trajectories, named after their agent
+# plus optimiser trajectories, named after their agent; "mutation-pair": architecture 2k is random, 2k + 1 the same
+# one edit away (landscape roughness)
+SOURCES = ("random", "param-free", "pool-heavy", "one-block", "mutation-pair")
 SUBSETS = ("train", "noise")
 # Distinct random streams per (source, subset), so that adding jobs to one never changes another's architectures.
 _STREAM_IDS = {("random", "train"): 1, ("random", "noise"): 2, ("param-free", "train"): 3, ("param-free", "noise"): 4,
                ("pool-heavy", "train"): 5, ("pool-heavy", "noise"): 6, ("one-block", "train"): 7,
-               ("one-block", "noise"): 8}
+               ("one-block", "noise"): 8, ("mutation-pair", "train"): 9, ("mutation-pair", "noise"): 10}
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,13 @@ def job_architecture(space: SearchSpace, job: Job) -> np.ndarray:
     """The architecture of a job: a pure function of the job, identical in every process and on every run."""
     if job.trajectory:
         return space.from_string(trajectory_architectures(job.trajectory)[job.index])
+    if job.source == "mutation-pair":  # a random architecture (even index) and one edit of it (the next index)
+        rng = np.random.default_rng([_STREAM_IDS[(job.source, job.subset)], job.index // 2])
+        genes = space.sample(seed=rng)
+        if job.index % 2:
+            neighbours = space.neighbours(genes)
+            genes = space.canonicalize(neighbours[int(rng.integers(len(neighbours)))])
+        return genes
     rng = np.random.default_rng([_STREAM_IDS[(job.source, job.subset)], job.index])
     genes = space.sample(seed=rng)
     if job.source != "random":
@@ -142,8 +151,9 @@ def plan(space: str, source: str, subset: str, n: int, seeds: int, start: int = 
         if hasattr(search_space, "degenerate_rows"):  # CitySeg's head depth 0: scored at the nadir, never measured
             genes = np.stack([search_space.from_string(architectures[i]) for i in indices])
             indices = [i for i, bad in zip(indices, search_space.degenerate_rows(genes)) if not bad]
-    elif source not in SOURCES or (source != "random" and source not in getattr(get_space(space), "poor_regions", ())):
-        allowed = ("random", *getattr(get_space(space), "poor_regions", ()))
+    elif source not in SOURCES or (source not in ("random", "mutation-pair")
+                                   and source not in getattr(get_space(space), "poor_regions", ())):
+        allowed = ("random", *getattr(get_space(space), "poor_regions", ()), "mutation-pair")
         raise ValueError(f"unknown source {source!r} for {space}; allowed: {allowed} or --trajectory FILE")
     return [Job(space, source, subset, i, s, trajectory) for i in indices for s in range(seeds)]
 
