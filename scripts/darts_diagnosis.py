@@ -75,20 +75,20 @@ def seed_mean_fitting(records: list[dict], bench, groups: dict[str, list[dict]],
     other noise-subset architectures, (b) as many trainings as (a) spent, one seed each of distinct random training
     architectures, (c) one seed of the same architectures as (a), (d) as many random training architectures as (c),
     all scored against the held-out folds' 3-seed means (cross-validation over the noise subset)."""
-    from nas_envs.benchmarks.model_kinds import features_and_log_costs
+    from nas_envs.benchmarks.model_kinds import Encodings
     from nas_envs.surrogates.metrics import kendall_tau
     from nas_envs.surrogates.xgb import cross_validated_rounds, train_members
 
     space = bench.space
     archs = sorted(groups)
     genes = space.as_batch(archs)
-    x_noise = features_and_log_costs(space, genes, bench.cost_table)
+    x_noise = Encodings(space, genes, bench.cost_table).features_and_log_costs
     means = np.array([np.mean([r["val_accuracy"] for r in groups[a]]) for a in archs])
     first = np.array([min(groups[a], key=lambda r: r["replicate"])["val_accuracy"] for a in archs])
     # CPU trainings only: GPU records carry a device offset the fit corrects, which would mix in a second effect
     train = [r for r in records if r["subset"] == "train" and r["source"] == "random"
              and (r["environment"].get("device") or "cpu") == "cpu"]
-    x_train = features_and_log_costs(space, space.as_batch([r["arch"] for r in train]), bench.cost_table)
+    x_train = Encodings(space, space.as_batch([r["arch"] for r in train]), bench.cost_table).features_and_log_costs
     y_train = np.array([r["val_accuracy"] for r in train])
 
     def fit_predict(x: np.ndarray, y: np.ndarray, x_test: np.ndarray, seed: int) -> np.ndarray:

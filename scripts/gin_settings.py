@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from nas_envs.assets import DEFAULT_BUNDLES, data_path, resolve_bundle
-from nas_envs.benchmarks.model_kinds import MODEL_KINDS
+from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings
 from nas_envs.fitting.surrogate_fit import load_dataset
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
 from nas_envs.spaces import get_space
@@ -55,10 +55,10 @@ def main() -> None:
     n = args.records or len(data.genes)
     cost_table = json.loads((resolve_bundle(DEFAULT_BUNDLES["darts"])[0] / "costs.json").read_text())
     space = get_space("darts")
-    graphs = MODEL_KINDS["gin"].inputs(space, data.genes[:n], cost_table)
+    graphs = MODEL_KINDS["gin"].inputs(Encodings(space, data.genes[:n], cost_table))
     y = np.stack([data.targets["val_accuracy"][:n], data.targets["test_accuracy"][:n]], axis=1)
     judged = slice(args.noise_architectures)  # the first noise-subset architectures (all by default)
-    noise_graphs = MODEL_KINDS["gin"].inputs(space, data.noise_genes[judged], cost_table)
+    noise_graphs = MODEL_KINDS["gin"].inputs(Encodings(space, data.noise_genes[judged], cost_table))
     seed_means = np.array([values.mean() for values in data.noise_targets["val_accuracy"][judged]])
     fold = np.random.default_rng(0).permutation(n) % 5
     judged_on = (f"the seed means of {len(seed_means)} noise-subset architectures" if args.noise_subset

@@ -29,7 +29,7 @@ import numpy as np
 import xgboost as xgb
 
 from nas_envs.assets import DEFAULT_BUNDLES, data_path, resolve_bundle
-from nas_envs.benchmarks.model_kinds import MODEL_KINDS
+from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings
 from nas_envs.fitting.surrogate_fit import load_dataset
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
 from nas_envs.spaces import get_space
@@ -112,7 +112,7 @@ def main() -> None:
     judged = slice(args.noise_architectures)  # the first noise-subset architectures (all by default)
     genes = np.concatenate([data.genes[:n], data.noise_genes[judged]])  # noise-subset rows follow the n fitted ones
     cost_table = json.loads((resolve_bundle(DEFAULT_BUNDLES[args.space])[0] / "costs.json").read_text())
-    bundled = MODEL_KINDS["xgb"].inputs(space, genes, cost_table)
+    bundled = MODEL_KINDS["xgb"].inputs(Encodings(space, genes, cost_table))
     settings = {  # name: (inputs, model)
         "space.features": (space.features(genes), forest()),
         "space.features + log params/FLOPs, depth 4, 2 per leaf (before)": (bundled, forest(PREVIOUS_TREES)),

@@ -7,7 +7,7 @@ import torch
 import nas_envs
 from nas_envs.assets import packaged_bundle
 from nas_envs.benchmarks import SurrogateBenchmark
-from nas_envs.benchmarks.model_kinds import MODEL_KINDS
+from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings
 from nas_envs.groundtruth.cost_tables import measure_costs
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from nas_envs.spaces.base import InvalidArchitectureError
@@ -54,7 +54,8 @@ def test_noise_stays_within_the_measured_range_of_seed_noise(bench):
     entry = bench.manifest["models"]["xgb"]
     low, high = entry["noise_range"]["val_accuracy"]
     assert 0 < low < high < 0.01
-    members = bench._models["xgb"].predict(MODEL_KINDS["xgb"].inputs(bench.space, archs, bench.cost_table))[:, :, 0]
+    inputs = MODEL_KINDS["xgb"].inputs(Encodings(bench.space, archs, bench.cost_table))
+    members = bench._models["xgb"].predict(inputs)[:, :, 0]
     scaled = members.std(axis=1, ddof=1) * entry["noise_scale"]["val_accuracy"]
     assert scaled.min() < low and scaled.max() > high  # the clipping binds at both ends
     _, noise = bench.mean_and_noise_std(archs)["val_accuracy"]

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 import nas_envs
 from nas_envs.cli import main
+from nas_envs.envs.episodes import Episodes
 from nas_envs.envs.sequential import InvalidActionError
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import InvalidArchitectureError
@@ -109,3 +110,46 @@ def test_reading_commands_refuse_empty_or_missing_folders(tmp_path, command):
         assert exit_.code == 2
         return
     assert code == 2
+
+
+def _noise_free_scorer(bench):
+    def scorer(_rows, genes):
+        values = bench.evaluate_genes(genes, False, np.random.default_rng(0))
+        return bench.score(values), values, bench.simulated_seconds(values)
+
+    return scorer
+
+
+@FUZZ
+@given(name=st.sampled_from(["darts", "fbnet"]), budget=st.sampled_from([None, 400.0, 5000.0]),
+       seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 300))
+def test_the_single_copy_fast_path_follows_the_batched_rules(name, budget, seed, steps):
+    """The single environment's scalar step and the vector environment's batched step keep identical state: legal
+    actions mostly (so that architectures complete and budgets run out), now and then one outside the mask."""
+    bench = nas_envs.make_benchmark(name)
+    scorer = _noise_free_scorer(bench)
+    one, batched = (Episodes(bench.space, 1, budget) for _ in range(2))
+    first = np.zeros(1, dtype=np.int64)
+    for episodes in (one, batched):
+        episodes.start_budgets(first)
+        episodes.restart(first)
+    completed = 0
+    for draw in np.random.default_rng(seed).random(steps):
+        legal, illegal = np.flatnonzero(one.masks[0]), np.flatnonzero(one.masks[0] == 0)
+        if draw < 0.97 or not len(illegal):
+            action = int(legal[min(int(draw / 0.97 * len(legal)), len(legal) - 1)]) if len(legal) else 0
+        else:
+            action = int(illegal[int((draw - 0.97) / 0.02 * len(illegal))]) if draw < 0.99 else -1
+        fast = one.step_one(action, scorer)
+        outcome = batched.step(np.array([action]), np.ones(1, dtype=bool), scorer)
+        assert (fast.terminated, fast.truncated, fast.illegal) == (
+            outcome.terminated[0], outcome.truncated[0], outcome.illegal[0])
+        assert float(fast.reward) == float(outcome.rewards[0])
+        assert (fast.values is None) == (len(outcome.completed) == 0)
+        completed += fast.values is not None
+        for field in ("genes", "steps", "obs", "masks", "sim_time", "budget_exhausted"):
+            np.testing.assert_array_equal(getattr(one, field), getattr(batched, field), err_msg=field)
+        if fast.terminated or fast.truncated:
+            one.restart(first)
+            batched.restart(first)
+    assert completed <= steps // bench.space.num_decisions

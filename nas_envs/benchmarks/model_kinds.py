@@ -9,6 +9,7 @@ once, and how to load it back as a predictor of ``(N, members, targets)``; fitti
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,11 +26,28 @@ def exact_costs(cost_table: dict, cost_features: np.ndarray) -> dict[str, np.nda
             for name in ("params", "flops")}
 
 
-def features_and_log_costs(space: SearchSpace, genes: np.ndarray, cost_table: dict) -> np.ndarray:
-    """The space's tabular features plus the log of the exact params and FLOPs: float32 ``(N, F + 2)``."""
-    costs = exact_costs(cost_table, space.cost_features(genes))
-    log_costs = np.log(np.column_stack([costs["params"], costs["flops"]]))
-    return np.concatenate([space.features(genes), log_costs], axis=1).astype(np.float32)
+class Encodings:
+    """The encodings of one batch of architectures, each computed once whichever models read it: the exact costs,
+    the runtime model and the accuracy models share the cost features, XGB and GIN the tabular features."""
+
+    def __init__(self, space: SearchSpace, genes: np.ndarray, cost_table: dict) -> None:
+        self.space = space
+        self.genes = genes
+        self.cost_table = cost_table
+
+    @cached_property
+    def cost_features(self) -> np.ndarray:
+        return self.space.cost_features(self.genes)
+
+    @cached_property
+    def costs(self) -> dict[str, np.ndarray]:
+        return exact_costs(self.cost_table, self.cost_features)
+
+    @cached_property
+    def features_and_log_costs(self) -> np.ndarray:
+        """The space's tabular features plus the log of the exact params and FLOPs: float32 ``(N, F + 2)``."""
+        log_costs = np.log(np.column_stack([self.costs["params"], self.costs["flops"]]))
+        return np.concatenate([self.space.features(self.genes), log_costs], axis=1).astype(np.float32)
 
 
 class Predictor(Protocol):
@@ -52,7 +70,7 @@ class _TargetMajorForests:
 
 
 class _TabularKind:
-    """Models of the named targets on one of the space's matrix encodings (the space method ``input_name``)."""
+    """Models of the named targets on one of the matrix :class:`Encodings` (the attribute ``input_name``)."""
 
     input_name: str
 
@@ -60,8 +78,8 @@ class _TabularKind:
         self.name = name
         self.targets = targets
 
-    def inputs(self, space: SearchSpace, genes: np.ndarray, cost_table: dict) -> np.ndarray:
-        return getattr(space, self.input_name)(genes)
+    def inputs(self, encodings: Encodings) -> np.ndarray:
+        return getattr(encodings, self.input_name)
 
 
 class ForestKind(_TabularKind):
@@ -70,9 +88,6 @@ class ForestKind(_TabularKind):
     inputs)."""
 
     input_name = "features_and_log_costs"
-
-    def inputs(self, space: SearchSpace, genes: np.ndarray, cost_table: dict) -> np.ndarray:
-        return features_and_log_costs(space, genes, cost_table)
 
     def fit_and_save(self, inputs: np.ndarray, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
         """One ensemble per target column of ``y`` ``(N, targets)``, in ``folder/<target>/``, each with its
@@ -120,12 +135,13 @@ class GINKind:
     input_name = "graphs_with_features_and_log_costs"
     records_per_feature = 5
 
-    def inputs(self, space: SearchSpace, genes: np.ndarray, cost_table: dict):
+    def inputs(self, encodings: Encodings):
         from nas_envs.surrogates.gin import GraphBatch
 
+        space = encodings.space
         if not hasattr(space, "graphs"):
             raise ValueError(f"the {space.name} space has no graph encoding; use the xgb surrogate")
-        return GraphBatch(*space.graphs(genes), features=features_and_log_costs(space, genes, cost_table))
+        return GraphBatch(*space.graphs(encodings.genes), features=encodings.features_and_log_costs)
 
     def fit_and_save(self, inputs, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
         from nas_envs.surrogates.gin import GINConfig, GINEnsemble
@@ -164,8 +180,8 @@ class PooledKinds:
         self.targets = self.parts[0].targets
         self.input_name = "+".join(part.input_name for part in self.parts)
 
-    def inputs(self, space: SearchSpace, genes: np.ndarray, cost_table: dict) -> tuple:
-        return tuple(part.inputs(space, genes, cost_table) for part in self.parts)
+    def inputs(self, encodings: Encodings) -> tuple:
+        return tuple(part.inputs(encodings) for part in self.parts)
 
 
 class PooledPredictor:

@@ -9,7 +9,7 @@ import numpy as np
 
 from nas_envs.assets import check_bundle_space, check_pin, read_bundle_json, resolve_bundle, restore_hint
 from nas_envs.benchmarks.base import Benchmark
-from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Predictor, exact_costs, load_bundled
+from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings, Predictor, load_bundled
 from nas_envs.extras import require_installed
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
@@ -93,37 +93,44 @@ class SurrogateBenchmark(Benchmark):
     def score(self, values: dict[str, np.ndarray]) -> np.ndarray:
         return values["val_accuracy"]
 
-    def exact_costs(self, genes: np.ndarray, cost_features: np.ndarray | None = None) -> dict[str, np.ndarray]:
-        """Params and FLOPs (exactly linear in the space's cost features; pass them if already computed)."""
-        return exact_costs(self.cost_table, self.space.cost_features(genes) if cost_features is None else cost_features)
+    def exact_costs(self, genes: np.ndarray) -> dict[str, np.ndarray]:
+        """Params and FLOPs (exactly linear in the space's cost features)."""
+        return Encodings(self.space, genes, self.cost_table).costs
 
-    def mean_and_noise_std(self, genes: np.ndarray, inputs: dict[str, object] | None = None
+    @cached_property
+    def _noise_calibration(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per kind, over its targets: the spread scale and the range ``[low, high]`` of one training's noise std."""
+        calibration = {}
+        for kind in self.kinds:
+            entry, targets = self.manifest["models"][kind], MODEL_KINDS[kind].targets
+            ranges = [entry["noise_range"][target] or (0.0, np.inf) for target in targets]
+            calibration[kind] = (np.array([entry["noise_scale"][target] for target in targets]),
+                                 np.array([low for low, _ in ranges]), np.array([high for _, high in ranges]))
+        return calibration
+
+    def mean_and_noise_std(self, genes: np.ndarray, encodings: Encodings | None = None
                            ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """Per target, for canonical genes: the ensemble mean and the noise std of one training, the ensemble's
         spread times the scale calibrated on the noise subset, clipped to the range of seed noise measured there
-        (see :mod:`nas_envs.surrogates.noise`); averaged over both ensembles for ``"xgb+gin"``. ``inputs``: encodings
-        of ``genes`` already computed, by input name (each encoding is computed once, whichever kinds read it)."""
-        inputs = {} if inputs is None else inputs
+        (see :mod:`nas_envs.surrogates.noise`); averaged over both ensembles for ``"xgb+gin"``. ``encodings``: those
+        of ``genes``, if the caller already has some of them."""
+        encodings = Encodings(self.space, genes, self.cost_table) if encodings is None else encodings
         per_target: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         for kind, model in self._models.items():
-            model_kind, entry = MODEL_KINDS[kind], self.manifest["models"][kind]
-            if model_kind.input_name not in inputs:
-                inputs[model_kind.input_name] = model_kind.inputs(self.space, genes, self.cost_table)
-            predictions = model.predict(inputs[model_kind.input_name])
-            for column, target in enumerate(model_kind.targets):
-                mean, std = ensemble_mean_std(predictions[:, :, column])
-                low, high = entry["noise_range"][target] or (0.0, np.inf)
-                noise = noise_std(std, entry["noise_scale"][target], low, high)
-                per_target.setdefault(target, []).append((mean, noise))
-        return {target: (np.mean([mean for mean, _ in pairs], axis=0), np.mean([noise for _, noise in pairs], axis=0))
+            mean, std = ensemble_mean_std(model.predict(MODEL_KINDS[kind].inputs(encodings)))  # (N, targets) each
+            noise = noise_std(std, *self._noise_calibration[kind])
+            for column, target in enumerate(MODEL_KINDS[kind].targets):
+                per_target.setdefault(target, []).append((mean[:, column], noise[:, column]))
+        return {target: pairs[0] if len(pairs) == 1 else
+                (np.mean([mean for mean, _ in pairs], axis=0), np.mean([noise for _, noise in pairs], axis=0))
                 for target, pairs in per_target.items()}
 
     def evaluate_genes(self, genes: np.ndarray, noise: bool, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Accuracies (fractions in [0, 1]) and training time drawn around the ensemble means with the ensembles'
         calibrated spread (``noise=True``), or the means; params and FLOPs exact."""
-        inputs = {"cost_features": self.space.cost_features(genes)}  # read by the costs and the runtime model
+        encodings = Encodings(self.space, genes, self.cost_table)
         with inference_threads():
-            predicted = self.mean_and_noise_std(genes, inputs)
+            predicted = self.mean_and_noise_std(genes, encodings)
         (val_mean, val_noise), (test_mean, test_noise) = predicted["val_accuracy"], predicted["test_accuracy"]
         log_time_mean, log_time_noise = predicted["log_train_cpu_seconds"]
         out: dict[str, np.ndarray] = {}
@@ -138,7 +145,7 @@ class SurrogateBenchmark(Benchmark):
             out["train_time_s"] = np.exp(log_time_mean)
         out["val_accuracy"] = np.clip(out["val_accuracy"], 0.0, 1.0)
         out["test_accuracy"] = np.clip(out["test_accuracy"], 0.0, 1.0)
-        out.update(self.exact_costs(genes, inputs["cost_features"]))
+        out.update(encodings.costs)
         return out
 
 

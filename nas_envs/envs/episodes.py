@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from gymnasium import spaces
@@ -30,6 +31,7 @@ Scorer = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, dict[str, np.ndarr
 
 
 _MOVE = np.array([1.0, 0.0, 1.0], dtype=np.float32)
+_FIRST = np.zeros(1, dtype=np.int64)
 FEW_ROWS = 4  # below this many copies, masks are computed one row at a time
 
 
@@ -87,6 +89,17 @@ class StepOutcome:
     values: dict[str, np.ndarray]
 
 
+class OneStep(NamedTuple):
+    """What one step did to the only copy: :class:`StepOutcome` for one copy, on scalars (``values``: the
+    objectives, by name, of the architecture completed, else None)."""
+
+    reward: np.ndarray
+    terminated: bool
+    truncated: bool
+    illegal: bool
+    values: dict[str, np.ndarray] | None
+
+
 class Episodes:
     """State and rules of ``num_copies`` episodes: genes, decision index, observations, masks, clocks, budgets."""
 
@@ -103,6 +116,7 @@ class Episodes:
         self.sim_time = np.zeros(num_copies)
         self.budget_exhausted = np.zeros(num_copies, dtype=bool)
         self._first_mask = space.action_mask(np.zeros(0, dtype=np.int64))
+        self._no_reward = np.zeros(reward_shape)
 
     @property
     def num_copies(self) -> int:
@@ -135,6 +149,16 @@ class Episodes:
         return np.array([self.space.action_mask(self.genes[row, : self.steps[row]]) for row in rows],
                         dtype=np.int8).reshape(len(rows), self.space.num_actions)
 
+    def _complete(self, rows: np.ndarray, scorer: Scorer) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Score the architectures just completed in copies ``rows`` and advance their clocks and budgets."""
+        rewards, values, seconds = scorer(rows, self.genes[rows])
+        self.sim_time[rows] += seconds
+        if self.budget_seconds is not None:
+            self.budget_exhausted[rows] = self.sim_time[rows] >= self.budget_seconds
+        self.obs[rows, -1] = self.remaining(rows)
+        self.masks[rows] = 0
+        return rewards, values
+
     def step(self, actions: np.ndarray, active: np.ndarray, scorer: Scorer) -> StepOutcome:
         """Apply one action to each copy flagged ``active``; score the architectures completed by this step."""
         d, a = self.space.num_decisions, self.space.num_actions
@@ -158,14 +182,33 @@ class Episodes:
         completed = rows[steps == d]
         values: dict[str, np.ndarray] = {}
         if len(completed):
-            rewards[completed], values, seconds = scorer(completed, self.genes[completed])
-            self.sim_time[completed] += seconds
-            if self.budget_seconds is not None:
-                self.budget_exhausted[completed] = self.sim_time[completed] >= self.budget_seconds
-            self.obs[completed, -1] = self.remaining(completed)
+            rewards[completed], values = self._complete(completed, scorer)
         building = rows[steps < d]
         self.masks[building] = self._next_masks(building)
         terminated = illegal.copy()
         terminated[completed] = True
-        self.masks[terminated | over_budget] = 0
+        self.masks[illegal | over_budget] = 0
         return StepOutcome(rewards, terminated, over_budget, illegal, completed, values)
+
+    def step_one(self, action: int, scorer: Scorer) -> OneStep:
+        """:meth:`step` for the only copy of a single environment, on Python scalars: the same rules and state
+        (tested step for step against :meth:`step`), without the cost of array calls on one-element arrays."""
+        if self.budget_exhausted[0]:
+            self.masks[0] = 0
+            return OneStep(self._no_reward, False, True, False, None)
+        step = int(self.steps[0])
+        d, a = self.space.num_decisions, self.space.num_actions
+        if not (0 <= action < a and self.masks[0, action]):
+            self.masks[0] = 0
+            return OneStep(self._no_reward, True, False, True, None)
+        self.genes[0, step] = action
+        obs = self.obs[0]
+        obs[step * a + action] = 1.0
+        obs[d * a + step] = 0.0
+        obs[d * a + step + 1] = 1.0
+        self.steps[0] = step + 1
+        if step + 1 < d:
+            self.masks[0] = self.space.action_mask(self.genes[0, : step + 1])
+            return OneStep(self._no_reward, False, False, False, None)
+        rewards, values = self._complete(_FIRST, scorer)
+        return OneStep(rewards[0], True, False, False, values)

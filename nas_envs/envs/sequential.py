@@ -111,21 +111,19 @@ class SequentialNASEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if self._done:
             raise RuntimeError("the episode has ended; call reset() to start the next one")
-        outcome = self._episodes.step(np.array([as_action(action)]), _ONE, self._score)
-        self._done = bool(outcome.terminated[0] or outcome.truncated[0])
+        outcome = self._episodes.step_one(as_action(action), self._score)
+        self._done = outcome.terminated or outcome.truncated
         info = self._info()
-        if outcome.illegal[0]:
+        if outcome.illegal:
             info["illegal_action"] = True
-        if len(outcome.completed):
+        if outcome.values is not None:
             self.last_objectives = {name: float(v[0]) for name, v in outcome.values.items()}
             info["architecture"] = self.space.to_string(self._episodes.genes[0])
             info["objectives"] = dict(self.last_objectives)
             info["score"] = float(self.benchmark.score(outcome.values)[0])
             self._completed_info(info)
-        reward = outcome.rewards[0]
-        reward = reward.astype(np.float32) if reward.ndim else float(reward)
-        return (self._episodes.obs[0].copy(), reward, bool(outcome.terminated[0]), bool(outcome.truncated[0]),
-                info)
+        reward = outcome.reward.astype(np.float32) if outcome.reward.ndim else float(outcome.reward)
+        return self._episodes.obs[0].copy(), reward, outcome.terminated, outcome.truncated, info
 
     def action_masks(self) -> np.ndarray:
         """Legal actions now (int8), as read by sb3-contrib's MaskablePPO; equals ``info["action_mask"]``."""

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from nas_envs.assets import DEFAULT_BUNDLES, assets_dir, data_path, require_data, resolve_bundle
-from nas_envs.benchmarks.model_kinds import MODEL_KINDS, PooledKinds, load_bundled_kind, model_kind
+from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings, PooledKinds, load_bundled_kind, model_kind
 from nas_envs.files import replace_folder
 from nas_envs.groundtruth.analysis import device, device_offsets, noise_groups, noise_summary
 from nas_envs.groundtruth.collect import snapshot
@@ -143,7 +143,7 @@ def fit_and_score(
     targets = np.stack([data.targets[t] for t in fitted_kind.targets], axis=1)
     measured = np.isfinite(targets).all(axis=1)
     fit_rows = fit_rows[measured[fit_rows]]
-    paths = fitted_kind.fit_and_save(_rows(fitted_kind.inputs(space, data.genes, cost_table), fit_rows),
+    paths = fitted_kind.fit_and_save(_rows(fitted_kind.inputs(Encodings(space, data.genes, cost_table)), fit_rows),
                                     targets[fit_rows], folder / kind, seed)
     return score(kind, fitted_kind.load(paths), space, data, cost_table, fit_rows, eval_rows, paths)
 
@@ -158,7 +158,7 @@ def score(kind: str, model, space, data: Dataset, cost_table: dict, fit_rows: np
     targets = np.stack([data.targets[t] for t in kind_of.targets], axis=1)
     measured = np.isfinite(targets).all(axis=1)
     fit_rows, eval_rows = fit_rows[measured[fit_rows]], eval_rows[measured[eval_rows]]
-    encode = lambda genes: kind_of.inputs(space, genes, cost_table)  # noqa: E731
+    encode = lambda genes: kind_of.inputs(Encodings(space, genes, cost_table))  # noqa: E731
     held_out = model.predict(_rows(encode(data.genes), eval_rows)) if len(eval_rows) >= 2 else None
     noise_predictions = (model.predict(encode(data.noise_genes))
                          if len(data.noise_genes) >= 2 else None)

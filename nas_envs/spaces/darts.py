@@ -13,6 +13,7 @@ by a permutation of nodes are *not* merged, as in NAS-Bench-301).
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import re
 
@@ -303,15 +304,28 @@ class DartsSpace(SearchSpace):
         return int(self.cell_depths(np.asarray(genes)[None])[0, CELLS.index(cell)])
 
     def cell_depths(self, archs: np.ndarray) -> np.ndarray:
-        """:meth:`cell_depth` of both cells for a batch: float32 ``(N, 2)``."""
+        """:meth:`cell_depth` of both cells for a batch: float32 ``(N, 2)``, read from a table of every cell's
+        depth by its nodes' inputs."""
         nodes = np.asarray(archs, dtype=np.int64).reshape(-1, 2, NUM_NODES, GENES_PER_NODE)
-        depth = np.zeros(nodes.shape[:2] + (NUM_NODES + 2,), dtype=np.int64)
-        batch, cell = np.indices(nodes.shape[:2])
-        for node in range(NUM_NODES):
-            from_a = depth[batch, cell, nodes[:, :, node, _IN_A]]
-            from_b = depth[batch, cell, nodes[:, :, node, _IN_B]]
-            depth[:, :, node + 2] = 1 + np.maximum(from_a, from_b)
-        return depth.max(axis=2).astype(np.float32)
+        codes = nodes[:, :, 1:, _IN_A] * _INPUT_CODES + nodes[:, :, 1:, _IN_B]  # node 2 reads the cell inputs only
+        return _cell_depth_table()[codes[..., 0], codes[..., 1], codes[..., 2]]
+
+
+_INPUT_CODES = NUM_NODES + 2  # a node's two inputs (each < this) as one code: input_a * _INPUT_CODES + input_b
+
+
+@functools.cache
+def _cell_depth_table() -> np.ndarray:
+    """The longest path from a cell input to an intermediate node, for every pair of inputs of nodes 3, 4 and 5
+    (indexed by their codes; pairs a node cannot read give values never looked up): float32."""
+    codes = np.stack(np.meshgrid(*[np.arange(_INPUT_CODES**2)] * (NUM_NODES - 1), indexing="ij"), axis=-1)
+    inputs = np.stack(np.divmod(codes.reshape(-1, NUM_NODES - 1), _INPUT_CODES), axis=-1)  # (cells, node, a/b)
+    depth = np.zeros((len(inputs), NUM_NODES + 2), dtype=np.int64)
+    depth[:, 2] = 1
+    for node in range(1, NUM_NODES):
+        readable = np.minimum(inputs[:, node - 1], node + 1)  # a node reads inputs 0 .. node + 1 only
+        depth[:, node + 2] = 1 + np.take_along_axis(depth, readable, axis=1).max(axis=1)
+    return depth.max(axis=1).astype(np.float32).reshape([_INPUT_CODES**2] * (NUM_NODES - 1))
 
 
 _INPUT_PAIRS: tuple[list[tuple[int, int]], ...] = tuple(

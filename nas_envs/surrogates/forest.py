@@ -54,6 +54,8 @@ class ForestEnsemble:
                 raise ValueError(f"only reg:squarederror models are supported, got {objective!r}")
             self.base_scores[member] = float(learner["learner_model_param"]["base_score"].strip("[]"))
             self.num_features = int(learner["learner_model_param"]["num_feature"])
+            if not learner["gradient_booster"]["model"]["trees"]:
+                raise ValueError(f"member {member} of the ensemble has no trees")
             for tree in learner["gradient_booster"]["model"]["trees"]:
                 left = np.asarray(tree["left_children"], dtype=np.int64)
                 right = np.asarray(tree["right_children"], dtype=np.int64)
@@ -76,9 +78,8 @@ class ForestEnsemble:
         self._value = np.concatenate(values)
         self._roots = np.asarray(roots, dtype=np.int64)
         self._depth = depth
-        membership = np.zeros((len(roots), len(models)))
-        membership[np.arange(len(roots)), tree_member] = 1.0
-        self._membership = membership
+        # a member's trees are consecutive: its sum is one segment of an add.reduceat
+        self._member_starts = np.searchsorted(np.asarray(tree_member), np.arange(len(models)))
         self.num_members = len(models)
 
     @classmethod
@@ -123,14 +124,17 @@ class ForestEnsemble:
         return booster
 
     def predict_numpy(self, x: np.ndarray) -> np.ndarray:
-        """Every tree of every member evaluated at once with numpy (fast for a few rows)."""
+        """Every tree of every member evaluated at once with numpy (fast for a few rows): one flat array of nodes
+        over rows x trees, reading a flat copy of the rows (row ``r``'s features start at ``r * num_features``)."""
         x = np.asarray(x, dtype=np.float32)
-        rows = np.arange(len(x))[:, None]
-        node = np.broadcast_to(self._roots, (len(x), len(self._roots)))
+        trees = len(self._roots)
+        offset = np.repeat(np.arange(len(x)) * x.shape[1], trees)
+        flat = x.reshape(-1)
+        node = np.tile(self._roots, len(x))
         for _ in range(self._depth):
-            go_right = x[rows, self._feature[node]] >= self._threshold[node]
-            node = self._children[2 * node + go_right]
-        return self._value[node] @ self._membership + self.base_scores
+            node = self._children[2 * node + (flat[offset + self._feature[node]] >= self._threshold[node])]
+        leaves = self._value[node].reshape(len(x), trees)
+        return np.add.reduceat(leaves, self._member_starts, axis=1) + self.base_scores
 
 
 def _tree_depth(left: np.ndarray, right: np.ndarray) -> int:

@@ -15,8 +15,9 @@ import numpy as np
 
 
 def ensemble_mean_std(members: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and standard deviation over the member axis of an ``(N, members)`` prediction matrix."""
-    return members.mean(axis=1), members.std(axis=1, ddof=1) if members.shape[1] > 1 else np.zeros(len(members))
+    """Mean and standard deviation over the member axis of an ``(N, members, ...)`` prediction array."""
+    mean = members.mean(axis=1)
+    return mean, members.std(axis=1, ddof=1) if members.shape[1] > 1 else np.zeros_like(mean)
 
 
 @dataclass(frozen=True)
