@@ -14,6 +14,7 @@ class MissingExtraError(ImportError):
 #: the extra that installs each optional module the library imports (the first of them, where several do)
 EXTRA_OF_MODULE = {"xgboost": "xgboost", "torch": "gin", "torch_geometric": "gin", "stable_baselines3": "rl",
                    "sb3_contrib": "rl", "optuna": "tpe", "pymoo": "moea", "matplotlib": "plot", "scipy": "groundtruth",
+                   "filelock": "groundtruth",
                    "ray": "ray", "mkdocs": "docs"}
 
 

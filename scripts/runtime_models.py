@@ -16,8 +16,8 @@ import numpy as np
 import xgboost as xgb
 
 from nas_envs.assets import data_path
-from nas_envs.groundtruth.collect import read_records
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
+from nas_envs.groundtruth.records import read_records
 from nas_envs.spaces import get_space
 from nas_envs.surrogates.linear import RidgeEnsemble, cross_validated_alpha
 from nas_envs.surrogates.xgb import cross_validated_rounds, train_members

@@ -147,7 +147,7 @@ def test_a_run_on_another_surrogate_records_it_and_its_incumbents_are_judged_by_
 def test_incumbents_list_each_runs_final_incumbent_for_training(tmp_path, capsys):
     import nas_envs
     from nas_envs.groundtruth.analysis import incumbent_check
-    from nas_envs.groundtruth.collect import job_architecture, plan, trajectory_architectures
+    from nas_envs.groundtruth.jobs import job_architecture, plan, trajectory_architectures
 
     out = tmp_path / "runs"
     for agent in ("rs", "re"):

@@ -12,8 +12,9 @@ from nas_envs.benchmarks.base import objective_matrix
 from nas_envs.benchmarks.cityseg_problems import OBJECTIVES
 from nas_envs.fitting.cityseg_fit import fit_cityseg
 from nas_envs.groundtruth.cityseg_supernet import supernet_path, train_supernet
-from nas_envs.groundtruth.collect import collect, plan
+from nas_envs.groundtruth.collect import collect
 from nas_envs.groundtruth.cost_tables import measure_costs
+from nas_envs.groundtruth.jobs import plan
 from nas_envs.groundtruth.protocols import PROTOCOLS
 from nas_envs.spaces.base import InvalidArchitectureError
 

@@ -5,14 +5,13 @@ import pytest
 import torch
 
 import nas_envs
-from nas_envs.assets import packaged_bundle
+from nas_envs.assets import AssetError, packaged_bundle
 from nas_envs.benchmarks import SurrogateBenchmark
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings
 from nas_envs.groundtruth.cost_tables import measure_costs
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from nas_envs.spaces.base import InvalidArchitectureError
 from nas_envs.spaces.darts import DartsSpace
-from nas_envs.surrogates.manifest import AssetError
 from tests.test_darts_space import DARTS_V2, PC_DARTS
 
 

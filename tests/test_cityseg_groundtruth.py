@@ -112,8 +112,7 @@ def test_a_replaced_checkpoint_is_refused_without_running_its_code(tmp_path, mon
 def test_committed_data_assets_are_checked_against_their_manifest(tmp_path):
     import shutil
 
-    from nas_envs.assets import REPO_ASSETS
-    from nas_envs.surrogates.manifest import AssetError, checked_file, record_file
+    from nas_envs.assets import REPO_ASSETS, AssetError, checked_file, record_file
 
     for name in ("manifest.json", "cityseg-latency-h1.json"):
         shutil.copy(REPO_ASSETS / "data" / name, tmp_path / name)

@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 import torch
 
-from nas_envs.groundtruth.collect import Job, collect, job_architecture, plan, read_records, repair_tail
+from nas_envs.groundtruth.collect import collect
+from nas_envs.groundtruth.jobs import Job, job_architecture, plan
+from nas_envs.groundtruth.records import read_records, repair_tail
 from nas_envs.groundtruth.train import evaluate
 from nas_envs.spaces import get_space
 
@@ -100,7 +102,7 @@ def test_a_job_another_collector_finished_is_neither_trained_nor_written_again(t
 
 
 def test_writer_follows_a_file_that_git_replaced(tmp_path):
-    from nas_envs.groundtruth.collect import AppendOnlyWriter
+    from nas_envs.groundtruth.records import AppendOnlyWriter
 
     out = tmp_path / "data.jsonl"
     writer = AppendOnlyWriter(out)
@@ -184,7 +186,7 @@ def test_records_are_json_lines_with_sorted_keys(tmp_path):
 
 
 def test_trajectory_jobs_train_the_optimisers_architectures_after_its_initial_population(tmp_path):
-    from nas_envs.groundtruth.collect import trajectory_architectures
+    from nas_envs.groundtruth.jobs import trajectory_architectures
 
     trajectory = tmp_path / "re" / "seed_0.jsonl"
     trajectory.parent.mkdir()
@@ -216,7 +218,7 @@ def test_trajectory_jobs_skip_degenerate_cityseg_networks(tmp_path):
 def test_snapshot_digest_describes_exactly_the_records_read(tmp_path):
     import hashlib
 
-    from nas_envs.groundtruth.collect import snapshot
+    from nas_envs.groundtruth.records import snapshot
 
     path = tmp_path / "records.jsonl"
     complete = b'{"a": 1}\n{"a": 2}\n'
@@ -228,7 +230,7 @@ def test_snapshot_digest_describes_exactly_the_records_read(tmp_path):
 
 @pytest.mark.slow
 def test_merge_appends_only_new_jobs_and_repairs_a_partial_tail(tmp_path):
-    from nas_envs.groundtruth.collect import merge
+    from nas_envs.groundtruth.records import merge
 
     elsewhere, here = tmp_path / "elsewhere.jsonl", tmp_path / f"{SMOKE}.jsonl"
     collect(elsewhere, SMOKE, plan("darts", "random", "train", 2, 1), workers=1)
@@ -283,7 +285,7 @@ def test_two_collectors_on_one_range_split_the_work_and_write_each_job_once(tmp_
 
 
 def test_a_complete_last_record_without_its_newline_is_kept(tmp_path):
-    from nas_envs.groundtruth.collect import merge
+    from nas_envs.groundtruth.records import merge
 
     out = tmp_path / "data.jsonl"
     out.write_text(json.dumps({"job": "a", "protocol": SMOKE}) + "\n" + json.dumps({"job": "b", "protocol": SMOKE}))

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 import nas_envs
 from nas_envs.agents.plot import coinciding_until, format_table, plot_run_folders, plot_runs, time_unit
 from nas_envs.agents.runner import RunSettings, load_run_groups, run
+from nas_envs.assets import AssetError, sha256_file, write_manifest
 from nas_envs.cli import main
 from nas_envs.spaces.base import InvalidArchitectureError
-from nas_envs.surrogates.manifest import AssetError, sha256_file, write_manifest
 
 
 def quick_run(env_id, agent, out, seeds=(0,), budget=1800.0):
@@ -226,7 +226,7 @@ def test_run_folder_readers_skip_and_name_what_cannot_count(tmp_path, caplog):
 
 
 def test_claims_that_are_malformed_or_held_by_an_unrelated_process_never_block_a_job(tmp_path):
-    from nas_envs.groundtruth.collect import CLAIM_LEASE_SECONDS, claim
+    from nas_envs.groundtruth.claims import CLAIM_LEASE_SECONDS, claim
 
     path = tmp_path / "data.jsonl"
     claims = path.with_name(path.name + ".claims")
@@ -244,7 +244,7 @@ def test_claims_that_are_malformed_or_held_by_an_unrelated_process_never_block_a
                                   "claimed_at": __import__("time").time() - CLAIM_LEASE_SECONDS / 2}) + "\n")
     assert not claim(path, "b", set())  # a live claim elsewhere, within its lease, holds
     parent = os.getppid()
-    from nas_envs.groundtruth.collect import _process_start
+    from nas_envs.groundtruth.claims import _process_start
 
     claims.write_text(json.dumps({"job": "c", "host": host, "pid": parent, "started": _process_start(parent)}) + "\n")
     assert not claim(path, "c", set())  # the claiming process itself still runs

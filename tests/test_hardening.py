@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 
 import nas_envs
-from nas_envs.assets import packaged_bundle
+from nas_envs.assets import AssetError, packaged_bundle
 from nas_envs.envs.sequential import InvalidActionError
 from nas_envs.spaces.base import InvalidArchitectureError
-from nas_envs.surrogates.manifest import AssetError
 
 ENV_ID = "SurrNAS-DARTS-v0"
 
@@ -107,7 +106,7 @@ def test_a_model_file_missing_from_the_manifest_is_not_loaded_unchecked(tmp_path
 
 
 def test_content_that_matches_its_checksum_but_cannot_be_read_is_named(tmp_path):
-    from nas_envs.surrogates.manifest import sha256_file
+    from nas_envs.assets import sha256_file
 
     def break_content(folder):
         member = folder / "xgb" / "val_accuracy" / "member_0.json"

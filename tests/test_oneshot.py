@@ -77,7 +77,7 @@ def test_the_command_writes_one_file_per_run(tmp_path, capsys):
     assert line["epoch"] == 1 and line["genotype"].startswith("Genotype(") and "pcdarts-constrained" in \
         capsys.readouterr().out
     listed = tmp_path / "oneshot" / "pcdarts-constrained-seed0.jsonl"
-    from nas_envs.groundtruth.collect import plan
+    from nas_envs.groundtruth.jobs import plan
 
     [job] = plan("darts", "random", "train", 1, 1, trajectory=str(listed))
     assert job.source == "oneshot" and job.trajectory == str(listed)  # the collector trains it as its own source

@@ -5,7 +5,9 @@ import pytest
 ray = pytest.importorskip("ray", reason="the ray backend is optional: pip install -e '.[ray]'")
 
 from nas_envs.agents.runner import RunSettings, load_runs, run  # noqa: E402
-from nas_envs.groundtruth.collect import collect, plan, read_records  # noqa: E402
+from nas_envs.groundtruth.collect import collect  # noqa: E402
+from nas_envs.groundtruth.jobs import plan  # noqa: E402
+from nas_envs.groundtruth.records import read_records  # noqa: E402
 
 pytestmark = pytest.mark.slow  # a supernet, a fit or a Ray instance per module
 

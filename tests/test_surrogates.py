@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import xgboost as xgb
 
+from nas_envs.assets import AssetError, read_verified_manifest, write_manifest
 from nas_envs.surrogates.forest import ForestEnsemble
-from nas_envs.surrogates.manifest import AssetError, read_verified_manifest, write_manifest
 from nas_envs.surrogates.metrics import all_metrics, sparse_kendall_tau
 from nas_envs.surrogates.noise import SeedNoise, calibration_scale, measure_seed_noise, noise_std
 from nas_envs.surrogates.xgb import fit_xgb_ensemble
@@ -265,7 +265,7 @@ def test_runtime_model_is_fitted_on_trainings_with_cpu_seconds_only(tmp_path):
 def test_gpu_accuracies_are_fitted_on_the_cpu_scale():
     from nas_envs.assets import data_path
     from nas_envs.fitting.surrogate_fit import load_dataset
-    from nas_envs.groundtruth.collect import read_records
+    from nas_envs.groundtruth.records import read_records
 
     path = data_path("darts-fmnist14-c8l8-e4-v1")
     data = load_dataset(path, "darts-fmnist14-c8l8-e4-v1")

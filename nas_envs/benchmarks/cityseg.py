@@ -24,7 +24,17 @@ from functools import cached_property
 
 import numpy as np
 
-from nas_envs.assets import check_bundle_space, check_pin, read_bundle_json, resolve_bundle, restore_hint
+from nas_envs.assets import (
+    UNREADABLE,
+    AssetError,
+    check_bundle_space,
+    check_pin,
+    read_bundle_json,
+    read_verified_manifest,
+    require_listed,
+    resolve_bundle,
+    restore_hint,
+)
 from nas_envs.benchmarks.base import Benchmark
 from nas_envs.benchmarks.cityseg_problems import OBJECTIVES, CitySegProblem, get_problem
 from nas_envs.spaces.cityseg import (
@@ -36,7 +46,6 @@ from nas_envs.spaces.cityseg import (
     WIDTH_START,
     CitySegSpace,
 )
-from nas_envs.surrogates.manifest import UNREADABLE, AssetError, read_verified_manifest, require_listed
 from nas_envs.surrogates.noise import ensemble_mean_std
 from nas_envs.threads import inference_threads
 

@@ -15,9 +15,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from nas_envs.assets import UNREADABLE, AssetError
 from nas_envs.extras import require
 from nas_envs.spaces.base import SearchSpace
-from nas_envs.surrogates.manifest import UNREADABLE, AssetError
 
 
 def exact_costs(cost_table: dict, cost_features: np.ndarray) -> dict[str, np.ndarray]:

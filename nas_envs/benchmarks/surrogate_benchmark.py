@@ -7,13 +7,20 @@ from functools import cached_property
 
 import numpy as np
 
-from nas_envs.assets import check_bundle_space, check_pin, read_bundle_json, resolve_bundle, restore_hint
+from nas_envs.assets import (
+    check_bundle_space,
+    check_pin,
+    read_bundle_json,
+    read_verified_manifest,
+    require_listed,
+    resolve_bundle,
+    restore_hint,
+)
 from nas_envs.benchmarks.base import Benchmark
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings, Predictor, load_bundled
 from nas_envs.extras import require_installed
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
-from nas_envs.surrogates.manifest import read_verified_manifest, require_listed
 from nas_envs.surrogates.noise import ensemble_mean_std, noise_std
 from nas_envs.threads import inference_threads
 

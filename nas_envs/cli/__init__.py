@@ -21,8 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     """Run the chosen command; expected failures print one clear line instead of a traceback."""
+    from nas_envs.assets import AssetError
     from nas_envs.extras import MissingExtraError, missing_extra
-    from nas_envs.surrogates.manifest import AssetError
 
     args = parser.parse_args(argv)
     configure_output(args.quiet)

@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from nas_envs.assets import data_path, require_data
+from nas_envs.assets import data_path, record_file, require_data
 from nas_envs.catalogue import FAMILIES
 from nas_envs.cli.arguments import positive_int
 from nas_envs.extras import require
-from nas_envs.surrogates.manifest import record_file
 
 
 def _collect(args: argparse.Namespace) -> int:
-    from nas_envs.groundtruth.collect import collect, plan
+    from nas_envs.groundtruth.collect import collect
+    from nas_envs.groundtruth.jobs import plan
     from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
     require("torch", "groundtruth", "nas-envs collect (real trainings)")
@@ -30,7 +30,7 @@ def _collect(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from nas_envs.groundtruth.collect import merge
+    from nas_envs.groundtruth.records import merge
 
     for source in args.files:
         for protocol, added in merge(Path(source), data_path).items():
@@ -151,7 +151,7 @@ def _measure_latency(args: argparse.Namespace) -> int:
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    from nas_envs.groundtruth.collect import SOURCES
+    from nas_envs.groundtruth.jobs import SOURCES
 
     collect = commands.add_parser("collect", help="train architectures for real and append the results")
     collect.add_argument("space", choices=list(FAMILIES))

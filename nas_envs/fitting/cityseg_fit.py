@@ -14,16 +14,15 @@ from pathlib import Path
 
 import numpy as np
 
-from nas_envs.assets import data_path, require_data
+from nas_envs.assets import checked_file, data_path, require_data, write_manifest
 from nas_envs.benchmarks.cityseg import NOISE_FACTORS, LatencyTable, hardware_objectives
 from nas_envs.benchmarks.cityseg_problems import OBJECTIVES
 from nas_envs.files import replace_folder
 from nas_envs.fitting.surrogate_fit import held_out_split, surrogate_against_table
 from nas_envs.groundtruth.analysis import noise_groups, noise_summary
-from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
+from nas_envs.groundtruth.records import snapshot
 from nas_envs.spaces.cityseg import CHOICES, CitySegSpace
-from nas_envs.surrogates.manifest import checked_file, write_manifest
 from nas_envs.surrogates.metrics import all_metrics
 from nas_envs.surrogates.noise import SeedNoise, calibration_scale, ensemble_mean_std, measure_seed_noise
 

@@ -12,9 +12,15 @@ from pathlib import Path
 
 import numpy as np
 
-from nas_envs.assets import DEFAULT_BUNDLES, REPO_ASSETS, data_path, require_data, resolve_bundle
+from nas_envs.assets import (
+    DEFAULT_BUNDLES,
+    REPO_ASSETS,
+    data_path,
+    read_verified_manifest,
+    require_data,
+    resolve_bundle,
+)
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
-from nas_envs.surrogates.manifest import read_verified_manifest
 
 logger = logging.getLogger(__name__)
 ACCURACY_KINDS = ("xgb", "gin", "xgb+gin")

@@ -17,15 +17,23 @@ from pathlib import Path
 
 import numpy as np
 
-from nas_envs.assets import DEFAULT_BUNDLES, assets_dir, data_path, require_data, resolve_bundle
+from nas_envs.assets import (
+    DEFAULT_BUNDLES,
+    MANIFEST,
+    assets_dir,
+    data_path,
+    read_verified_manifest,
+    require_data,
+    resolve_bundle,
+    write_manifest,
+)
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings, PooledKinds, load_bundled_kind, model_kind
 from nas_envs.files import replace_folder
 from nas_envs.groundtruth.analysis import device, device_offsets, noise_groups, noise_summary
-from nas_envs.groundtruth.collect import snapshot
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL, PROTOCOLS
+from nas_envs.groundtruth.records import snapshot
 from nas_envs.progress import progress
 from nas_envs.spaces import get_space
-from nas_envs.surrogates.manifest import MANIFEST, read_verified_manifest, write_manifest
 from nas_envs.surrogates.metrics import all_metrics, mae
 from nas_envs.surrogates.noise import calibration_scale, ensemble_mean_std, measure_seed_noise, noise_std
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nas_envs.groundtruth.collect import read_records
+from nas_envs.groundtruth.records import read_records
 from nas_envs.spaces import get_space
 from nas_envs.spaces.darts import PARAMETER_FREE_OPS
 

@@ -18,13 +18,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from nas_envs.assets import checked_file, record_file
 from nas_envs.files import write_atomically
 from nas_envs.groundtruth.cityseg_net import LARGEST_GENES, CitySegNet
 from nas_envs.groundtruth.protocols import Protocol
 from nas_envs.groundtruth.scenes import confusion_matrix, make_scenes, mean_iou
 from nas_envs.groundtruth.train import count_flops
 from nas_envs.spaces.cityseg import CHOICES, CitySegSpace
-from nas_envs.surrogates.manifest import checked_file, record_file
 
 RANDOM_SUBNETS = 2
 CALIBRATION_POOL = 2048
