@@ -58,7 +58,7 @@ class Family:
         return self.releases[-1].bundle
 
 
-def load(reference: str) -> Any:
+def resolve(reference: str) -> Any:
     """The attribute a ``"module:attribute"`` reference names."""
     module, _, attribute = reference.partition(":")
     return getattr(importlib.import_module(module), attribute)

@@ -22,8 +22,9 @@ from scipy import stats
 
 from nas_envs import make_benchmark
 from nas_envs.assets import data_path
-from nas_envs.groundtruth.analysis import load, noise_groups
+from nas_envs.groundtruth.analysis import noise_groups
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
+from nas_envs.groundtruth.records import read_protocol_records
 from nas_envs.spaces.darts import CELLS, OPS, PARAMETER_FREE_OPS
 
 SURROGATES = ("xgb", "gin", "xgb+gin")
@@ -131,7 +132,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("docs/darts-diagnosis.md"))
     args = parser.parse_args()
     protocol = DEFAULT_PROTOCOL["darts"]
-    records = load(data_path(protocol), protocol)
+    records = read_protocol_records(data_path(protocol), protocol)
     groups = noise_groups(records, minimum=3)
     archs = sorted(groups)
     means = np.array([np.mean([r["val_accuracy"] for r in groups[a]]) for a in archs])

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from nas_envs.assets import DEFAULT_BUNDLES, data_path, resolve_bundle
-from nas_envs.fitting.surrogate_fit import fit_and_score, held_out_split, load_dataset
+from nas_envs.fitting.surrogate_fit import fit_and_assess, held_out_split, load_dataset
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
 from nas_envs.spaces import get_space
 
@@ -37,7 +37,7 @@ def main() -> None:
             raise SystemExit("the data file grew between the two reads; run again (or pause the collectors)")
         fit_rows, held_rows = held_out_split(data.sources, data.keys)
         with tempfile.TemporaryDirectory() as folder:
-            report = fit_and_score(args.kind, space, data, cost_table, fit_rows, held_rows, Path(folder), seed=0)
+            report = fit_and_assess(args.kind, space, data, cost_table, fit_rows, held_rows, Path(folder), seed=0)
         noise, held = report.noise_subset["val_accuracy"], report.held_out["val_accuracy"]
         print(f"{'with' if correct else 'without'} device offsets {json.dumps(data.device_offsets)}\n"
               f"  noise subset ({noise['surrogate_n']} architectures): MAE {100 * noise['surrogate_mae']:.3f} %, "

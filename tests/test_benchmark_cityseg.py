@@ -9,7 +9,7 @@ import pytest
 
 import nas_envs
 from nas_envs.benchmarks.base import objective_matrix
-from nas_envs.benchmarks.cityseg_problems import OBJECTIVES
+from nas_envs.benchmarks.cityseg_problems import CITYSEG_OBJECTIVES
 from nas_envs.fitting.cityseg_fit import fit_cityseg
 from nas_envs.groundtruth.cityseg_supernet import supernet_path, train_supernet
 from nas_envs.groundtruth.collect import collect
@@ -54,7 +54,7 @@ def test_objectives_are_reproducible_and_noise_stays_in_its_factors(mop15):
     archs = mop15.space.sample(50, seed=0)
     first, again = ev(mop15, archs, seed=7), ev(mop15, archs, seed=7)
     np.testing.assert_array_equal(first, again)
-    assert first.shape == (50, 7) and mop15.objectives == OBJECTIVES
+    assert first.shape == (50, 7) and mop15.objectives == CITYSEG_OBJECTIVES
     exact = ev(mop15, archs, noise=False)
     ratio = first / exact
     names = list(mop15.objectives)
@@ -78,7 +78,7 @@ def test_problems_select_their_objectives_in_order(bundle, monkeypatch, mop15):
     archs = mop15.space.sample(5, seed=1)
     every = ev(mop15, archs, seed=3)
     mop9 = nas_envs.make_benchmark("cityseg-mop9", bundle=bundle[0])
-    columns = [OBJECTIVES.index(o) for o in ("err", "h2_latency", "h2_energy", "flops")]
+    columns = [CITYSEG_OBJECTIVES.index(o) for o in ("err", "h2_latency", "h2_energy", "flops")]
     np.testing.assert_array_equal(ev(mop9, archs, seed=3)[:, [0, 1, 3]], every[:, [columns[0], columns[1],
                                                                                          columns[3]]])
 

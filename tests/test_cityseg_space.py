@@ -119,13 +119,13 @@ def test_bad_arrays_say_what_is_allowed():
 
 
 def test_problems_follow_table_1_and_table_4():
-    from nas_envs.benchmarks.cityseg_problems import OBJECTIVES, PROBLEM_OBJECTIVES, get_problem
+    from nas_envs.benchmarks.cityseg_problems import CITYSEG_OBJECTIVES, PROBLEM_OBJECTIVES, get_problem
 
     sizes = [len(PROBLEM_OBJECTIVES[n]) for n in range(1, 16)]
     assert sizes == [2, 3, 3, 4, 5, 2, 3, 3, 4, 5, 3, 5, 6, 6, 7]  # M of Table 1
     for objectives in PROBLEM_OBJECTIVES.values():
         assert objectives[0] == "err" and len(set(objectives)) == len(objectives)
-        order = [OBJECTIVES.index(o) for o in objectives]
+        order = [CITYSEG_OBJECTIVES.index(o) for o in objectives]
         assert order == sorted(order)  # Table 1 lists objectives in one global order: err, latencies, energies, costs
     assert PROBLEM_OBJECTIVES[10] != PROBLEM_OBJECTIVES[5]  # EvoXBench < 1.0.5 duplicated MOP5 as MOP10
     assert PROBLEM_OBJECTIVES[10] == ("err", "h2_latency", "h2_energy", "flops", "params")

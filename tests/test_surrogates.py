@@ -244,7 +244,7 @@ def test_held_out_split_is_fixed_as_the_collection_grows():
 
 def test_runtime_model_is_fitted_on_trainings_with_cpu_seconds_only(tmp_path):
     from nas_envs.assets import data_path
-    from nas_envs.fitting.surrogate_fit import fit_and_score, load_dataset
+    from nas_envs.fitting.surrogate_fit import fit_and_assess, load_dataset
     from nas_envs.spaces import get_space
 
     data = load_dataset(data_path("darts-fmnist14-c8l8-e4-v1"), "darts-fmnist14-c8l8-e4-v1")
@@ -256,7 +256,7 @@ def test_runtime_model_is_fitted_on_trainings_with_cpu_seconds_only(tmp_path):
     from nas_envs.assets import packaged_bundle
 
     cost_table = json.loads((packaged_bundle("darts-v0") / "costs.json").read_text())
-    runtime = fit_and_score("runtime", get_space("darts"), data, cost_table, fit_rows, eval_rows, tmp_path, seed=0)
+    runtime = fit_and_assess("runtime", get_space("darts"), data, cost_table, fit_rows, eval_rows, tmp_path, seed=0)
     assert runtime.fit_records == int((~unmeasured[fit_rows]).sum())
     assert runtime.held_out_records == int((~unmeasured[eval_rows]).sum())
     assert np.isfinite(runtime.held_out["log_train_cpu_seconds"]["r2"])
@@ -280,7 +280,7 @@ def test_gpu_accuracies_are_fitted_on_the_cpu_scale():
 
 def test_a_bundle_is_judged_on_the_grown_noise_subset_without_refitting(tmp_path, monkeypatch):
 
-    from nas_envs.fitting.surrogate_fit import fit_surrogate, score_bundle
+    from nas_envs.fitting.surrogate_fit import assess_bundle, fit_surrogate
 
     name = "darts-fmnist14-c8l8-e4-v1.jsonl"
     lines = (Path(__file__).resolve().parents[1] / "assets" / "data" / name).read_text().splitlines(keepends=True)
@@ -292,13 +292,13 @@ def test_a_bundle_is_judged_on_the_grown_noise_subset_without_refitting(tmp_path
     monkeypatch.setenv("NAS_ENVS_ASSETS", str(tmp_path))
     refit = tmp_path / "models" / "darts-refit"
     entry = fit_surrogate("darts", "xgb", out_dir=refit)
-    same = score_bundle("darts", "xgb", bundle=refit)  # the data it was fitted with: its manifest's numbers
+    same = assess_bundle("darts", "xgb", bundle=refit)  # the data it was fitted with: its manifest's numbers
     for part in ("noise_subset", "held_out_metrics"):
         for target, metrics in entry[part].items():
             assert same[part][target] == pytest.approx(metrics)
     with open(data, "a") as handle:
         handle.write("".join(noise[30:60]))
-    grown = score_bundle("darts", "xgb", bundle=refit)
+    grown = assess_bundle("darts", "xgb", bundle=refit)
     assert grown["bundle_data_lines"] == entry["data_lines"] == 150 and grown["data_lines"] == 180
     assert grown["noise_architectures"] > same["noise_architectures"]
     assert grown["noise_subset"]["val_accuracy"]["surrogate_n"] == grown["noise_architectures"]
@@ -349,10 +349,10 @@ def test_spread_against_seed_noise_tells_a_spread_that_follows_the_seeds_from_on
 def test_the_pooled_surrogate_is_scored_on_what_the_benchmark_predicts():
     import nas_envs
     from nas_envs.assets import data_path
-    from nas_envs.fitting.surrogate_fit import leave_one_source_out, load_dataset, score_bundle
+    from nas_envs.fitting.surrogate_fit import assess_bundle, leave_one_source_out, load_dataset
     from nas_envs.surrogates.metrics import mae
 
-    scored = score_bundle("darts", "xgb+gin")
+    scored = assess_bundle("darts", "xgb+gin")
     assert "noise_calibration" not in scored  # the benchmark draws each part's own calibrated noise, not the pool's
     data = load_dataset(data_path("darts-fmnist14-c8l8-e4-v1"), "darts-fmnist14-c8l8-e4-v1")
     means = nas_envs.make_benchmark("darts", surrogate="xgb+gin").evaluate(data.noise_genes, noise=False)
@@ -366,12 +366,12 @@ def test_the_pooled_surrogate_is_scored_on_what_the_benchmark_predicts():
 @pytest.mark.slow
 def test_the_model_card_shows_what_evaluate_surrogate_computes(tmp_path):
     from nas_envs.cli import main
-    from nas_envs.fitting.surrogate_fit import score_bundle
+    from nas_envs.fitting.surrogate_fit import assess_bundle
 
     assert main(["model-card", "darts", "--out", str(tmp_path)]) == 0
     card = (tmp_path / "darts-v0.md").read_text()
     for kind in ("xgb", "gin", "xgb+gin"):
-        noise = score_bundle("darts", kind)["noise_subset"]["val_accuracy"]
+        noise = assess_bundle("darts", kind)["noise_subset"]["val_accuracy"]
         row = [line for line in card.splitlines() if line.startswith(f"| {kind} | ") and "%" in line][0]
         assert f"| {noise['surrogate_r2']:.2f} | {noise['surrogate_sparse_kendall_tau']:.2f} | " \
                f"{100 * noise['surrogate_mae']:.2f} % |" in row

@@ -10,7 +10,7 @@ from pathlib import Path
 from nas_envs.assets import assets_dir, check_bundle_argument
 from nas_envs.benchmarks.base import Benchmark, objective_matrix
 from nas_envs.benchmarks.surrogate_benchmark import SurrogateBenchmark
-from nas_envs.catalogue import family, family_of_benchmark, load
+from nas_envs.catalogue import family, family_of_benchmark, resolve
 
 CITYSEG_PROBLEMS = family("cityseg").benchmarks
 
@@ -47,7 +47,7 @@ def make_benchmark(name: str, surrogate: str | None = None, bundle: "str | os.Pa
 
 @cache
 def _shared_benchmark(name: str, surrogate: str | None, bundle: str, _assets: str) -> Benchmark:
-    return load(family_of_benchmark(name).factory)(name, bundle, surrogate)
+    return resolve(family_of_benchmark(name).factory)(name, bundle, surrogate)
 
 
 __all__ = ["CITYSEG_PROBLEMS", "Benchmark", "SurrogateBenchmark", "make_benchmark", "objective_matrix",

@@ -36,7 +36,7 @@ from nas_envs.assets import (
     restore_hint,
 )
 from nas_envs.benchmarks.base import Benchmark
-from nas_envs.benchmarks.cityseg_problems import OBJECTIVES, CitySegProblem, get_problem
+from nas_envs.benchmarks.cityseg_problems import CITYSEG_OBJECTIVES, CitySegProblem, get_problem
 from nas_envs.spaces.cityseg import (
     DEPTH_CHOICES,
     EXPAND_START,
@@ -224,7 +224,7 @@ class CitySegBenchmark(Benchmark):
             for name, spread in NOISE_FACTORS.items():
                 out[name] = out[name] * rng.uniform(1 - spread, 1 + spread, len(genes))
         degenerate = self.space.degenerate_rows(genes)
-        for name in OBJECTIVES:
+        for name in CITYSEG_OBJECTIVES:
             out[name] = np.where(degenerate, self.bounds[name][1], out[name])
         return out
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-OBJECTIVES: tuple[str, ...] = ("err", "h1_latency", "h2_latency", "h1_energy", "h2_energy", "flops", "params")
+CITYSEG_OBJECTIVES: tuple[str, ...] = ("err", "h1_latency", "h2_latency", "h1_energy", "h2_energy", "flops", "params")
 
 _H1 = ("err", "h1_latency")
 _H2 = ("err", "h2_latency")

@@ -24,7 +24,6 @@ from nas_envs.spaces.base import SearchSpace
 from nas_envs.surrogates.noise import ensemble_mean_std, noise_std
 from nas_envs.threads import inference_threads
 
-OBJECTIVES = ("val_accuracy", "test_accuracy", "train_time_s", "params", "flops")
 SURROGATES = ("xgb", "gin", "xgb+gin")  # accuracy ensembles ("xgb+gin" averages both); the runtime one is shared
 
 
@@ -42,7 +41,7 @@ class SurrogateBenchmark(Benchmark):
     :meth:`score` is the validation accuracy; :meth:`simulated_seconds` the predicted training time.
     """
 
-    objectives = OBJECTIVES
+    objectives = ("val_accuracy", "test_accuracy", "train_time_s", "params", "flops")
     directions = {"val_accuracy": 1, "test_accuracy": 1, "train_time_s": -1, "params": -1, "flops": -1}
 
     def __init__(self, space: SearchSpace, bundle: "str | os.PathLike", surrogate: str = "xgb") -> None:

@@ -50,23 +50,23 @@ def _data_card(args: argparse.Namespace) -> int:
         darts_group_medians,
         device_agreement,
         incumbent_check,
-        load,
         noise_subset_agreement,
         plot_darts_analyses,
         summary,
     )
+    from nas_envs.groundtruth.records import read_protocol_records
 
-    records = load(path, protocol)
+    records = read_protocol_records(path, protocol)
     metric = {"metric": "val_miou"} if args.space == "cityseg" else {}
     seconds = {"seconds": "eval_seconds"} if args.space == "cityseg" else {}
     report = {"protocol": protocol, "file": str(path), **summary(records, **metric, **seconds,
                                                                   n_val=PROTOCOLS[protocol].n_val)}
     if args.compare_protocol:
-        other = load(data_path(args.compare_protocol), args.compare_protocol)
+        other = read_protocol_records(data_path(args.compare_protocol), args.compare_protocol)
         report[f"noise_subset_agreement_with_{args.compare_protocol}"] = noise_subset_agreement(records, other)
     if args.device_check:
-        report["device_check"] = {"file": args.device_check,
-                                  **device_agreement(records, load(Path(args.device_check), protocol), **metric)}
+        other_device = read_protocol_records(Path(args.device_check), protocol)
+        report["device_check"] = {"file": args.device_check, **device_agreement(records, other_device, **metric)}
     if args.incumbents:
         with open(args.incumbents) as handle:
             report["incumbent_check"] = {"file": args.incumbents,

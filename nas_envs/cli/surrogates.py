@@ -11,13 +11,13 @@ from nas_envs.catalogue import FAMILIES
 def _fit(args: argparse.Namespace) -> int:
     import json
 
-    from nas_envs.catalogue import family, load
+    from nas_envs.catalogue import family, resolve
 
     chosen = family(args.space)
     model = args.model or chosen.models[0]
     if model not in chosen.models:
         raise ValueError(f"--model {model} does not apply to {args.space}; its models: {', '.join(chosen.models)}")
-    summary = load(chosen.fit)(args.space, model, args.protocol, args.seed, args.out)
+    summary = resolve(chosen.fit)(args.space, model, args.protocol, args.seed, args.out)
     print(json.dumps(summary, indent=2))
     return 0
 
@@ -26,7 +26,7 @@ def _evaluate_surrogate(args: argparse.Namespace) -> int:
     import json
 
     from nas_envs.benchmarks import make_benchmark
-    from nas_envs.fitting.surrogate_fit import leave_one_source_out, quality_against_data_size, score_bundle
+    from nas_envs.fitting.surrogate_fit import assess_bundle, leave_one_source_out, quality_against_data_size
 
     pooled = "+" in args.model
     if pooled and (args.leave_one_source_out or args.learning_curve):
@@ -38,7 +38,7 @@ def _evaluate_surrogate(args: argparse.Namespace) -> int:
         entry = bench.manifest["models"][args.model]
         print(json.dumps({"bundled": {k: entry[k] for k in ("fit_records", "held_out_records", "held_out_metrics",
                                                              "noise_subset", "noise_calibration")}}, indent=2))
-    print(json.dumps({"bundle_on_current_data": score_bundle(args.space, args.model, bundle=args.bundle)}, indent=2))
+    print(json.dumps({"bundle_on_current_data": assess_bundle(args.space, args.model, bundle=args.bundle)}, indent=2))
     if args.leave_one_source_out:
         print(json.dumps({"leave_one_source_out": leave_one_source_out(args.space, args.model)}, indent=2))
     if args.learning_curve:

@@ -56,7 +56,37 @@ class Archive:
         return gain
 
 
-class CitySegMOPEnv(SequentialNASEnv):
+class _ArchiveScoring:
+    """CitySeg's scoring, for the single and the vector environment: per copy, an archive of the non-dominated
+    normalised objective vectors found since its budget started, and the hypervolume each architecture adds to it
+    (or, with ``reward="vector"``, minus its normalised objectives)."""
+
+    def _set_problem(self, problem: object, reward: str) -> None:
+        number = problem_number(problem)
+        self.benchmark_name = f"cityseg-mop{number}"
+        self.vector_reward = _vector_reward(reward)
+        self.objective_names = get_problem(number).objectives
+
+    def _start_archives(self, copies: int) -> None:
+        """Empty archives for ``copies`` copies (after the base class has set up the episodes)."""
+        self.archives = [Archive(len(self.objective_names)) for _ in range(copies)]
+        self._last_points = np.ones((copies, len(self.objective_names)))
+
+    def _reward_shape(self) -> tuple[int, ...]:
+        return (len(self.objective_names),) if self.vector_reward else ()
+
+    def _start_budget(self, rows: np.ndarray) -> None:
+        for row in rows:
+            self.archives[row] = Archive(len(self.objective_names))
+
+    def _reward(self, rows: np.ndarray, values: dict[str, np.ndarray]) -> np.ndarray:
+        points = self.benchmark.normalise(objective_matrix(self.benchmark, values))
+        self._last_points[rows] = points
+        gains = np.array([self.archives[row].add(point) for row, point in zip(rows, points)])
+        return -points if self.vector_reward else gains
+
+
+class CitySegMOPEnv(_ArchiveScoring, SequentialNASEnv):
     """
     ## Description
 
@@ -133,32 +163,25 @@ class CitySegMOPEnv(SequentialNASEnv):
         bundle: "str | os.PathLike | None" = None,
         strict_budget: bool = False,
     ) -> None:
-        problem = problem_number(problem)
-        self.benchmark_name = f"cityseg-mop{problem}"
-        self.vector_reward = _vector_reward(reward)
-        self.objective_names = get_problem(problem).objectives
+        self._set_problem(problem, reward)
         super().__init__(budget_seconds=budget_seconds, noise=noise, render_mode=render_mode, bundle=bundle,
                          strict_budget=strict_budget)
         if self.vector_reward:
             self.reward_space, self.reward_dim = _reward_space(len(self.objective_names))
-        self._start_budget()
+        self._start_archives(1)
 
-    def _start_budget(self) -> None:
-        self.archive = Archive(len(self.objective_names))
-        self._last_point = np.ones(len(self.objective_names))
+    @property
+    def archive(self) -> Archive:
+        """The archive of the current budget."""
+        return self.archives[0]
 
     @property
     def hypervolume(self) -> float:
         return self.archive.hypervolume
 
-    def _reward_shape(self) -> tuple[int, ...]:
-        return (len(self.objective_names),) if self.vector_reward else ()
-
-    def _reward(self, values: dict[str, np.ndarray]) -> np.ndarray:
-        points = self.benchmark.normalise(objective_matrix(self.benchmark, values))
-        self._last_point = points[0]
-        gain = self.archive.add(self._last_point)
-        return -points if self.vector_reward else np.array([gain])
+    @property
+    def _last_point(self) -> np.ndarray:
+        return self._last_points[0]
 
     def _completed_info(self, info: dict) -> None:
         info["normalised_objectives"] = dict(zip(self.objective_names, map(float, self._last_point)))
@@ -180,32 +203,16 @@ class CitySegMOPEnv(SequentialNASEnv):
         return figure_to_array(figure)
 
 
-class CitySegMOPVectorEnv(SequentialNASVectorEnv):
+class CitySegMOPVectorEnv(_ArchiveScoring, SequentialNASVectorEnv):
     """``num_envs`` copies of :class:`CitySegMOPEnv`, each with its own archive; the architectures completed in a
     step are evaluated in one batched call."""
 
     def __init__(self, num_envs: int = 1, problem: int = 1, budget_seconds: float | None = None,
                  noise: bool = True, reward: str = "hv", render_mode: str | None = None,
                  bundle: "str | os.PathLike | None" = None) -> None:
-        problem = problem_number(problem)
-        self.benchmark_name = f"cityseg-mop{problem}"
-        self.vector_reward = _vector_reward(reward)
-        self.objective_names = get_problem(problem).objectives
+        self._set_problem(problem, reward)
         super().__init__(num_envs=num_envs, budget_seconds=budget_seconds, noise=noise, render_mode=render_mode,
                          bundle=bundle)
         if self.vector_reward:
             self.single_reward_space, self.reward_dim = _reward_space(len(self.objective_names))
-        self._start_budgets()
-
-    def _reward_shape(self) -> tuple[int, ...]:
-        return (len(self.objective_names),) if self.vector_reward else ()
-
-    def _start_budgets(self) -> None:
-        self.archives = [Archive(len(self.objective_names)) for _ in range(self.num_envs)]
-
-    def _score(self, rows: np.ndarray, genes: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
-        values = self.benchmark.evaluate_genes(genes, self.noise, self.np_random)
-        points = self.benchmark.normalise(objective_matrix(self.benchmark, values))
-        gains = np.array([self.archives[row].add(point) for row, point in zip(rows, points)])
-        rewards = -points if self.vector_reward else gains
-        return rewards, values, self.benchmark.simulated_seconds(values)
+        self._start_archives(self.num_envs)

@@ -37,3 +37,29 @@ def shaped_reward(benchmark: Benchmark, reward: str, values: dict[str, np.ndarra
     if reward == "standardised":
         return (score - reference.mean()) / reference.std()
     return np.searchsorted(reference, score, side="left") / len(reference)
+
+
+class Scoring:
+    """How a sequential NAS environment, single or vector, scores the architectures its copies complete: hooks that
+    both share, so that an environment overrides each once for both (CitySeg's archive reward does)."""
+
+    benchmark: Benchmark
+    noise: bool
+    reward_mode: str
+    np_random: np.random.Generator
+
+    def _reward_shape(self) -> tuple[int, ...]:
+        """The shape of one copy's reward: a scalar unless overridden."""
+        return ()
+
+    def _reward(self, rows: np.ndarray, values: dict[str, np.ndarray]) -> np.ndarray:
+        """The rewards of the architectures just completed in copies ``rows``, from their objective ``values``."""
+        return shaped_reward(self.benchmark, self.reward_mode, values)
+
+    def _start_budget(self, rows: np.ndarray) -> None:
+        """Called when copies ``rows`` start a fresh simulated budget."""
+
+    def _score(self, rows: np.ndarray, genes: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+        """Rewards, objective values and simulated seconds of the architectures completed by copies ``rows``."""
+        values = self.benchmark.evaluate_genes(genes, self.noise, self.np_random)
+        return self._reward(rows, values), values, self.benchmark.simulated_seconds(values)

@@ -22,9 +22,9 @@ from nas_envs.envs.episodes import (
     make_observation_space,
     reset_budget_option,
 )
-from nas_envs.envs.rewards import REWARDS, check_reward, shaped_reward
+from nas_envs.envs.rewards import REWARDS, Scoring, check_reward
 
-_ONE = np.ones(1, dtype=bool)
+_FIRST = np.zeros(1, dtype=np.int64)  # the only copy's row
 
 
 class InvalidActionError(TypeError):
@@ -42,10 +42,11 @@ def as_action(action: object) -> int:
                              f"{type(action).__name__} {action!r}")
 
 
-class SequentialNASEnv(gym.Env):
+class SequentialNASEnv(Scoring, gym.Env):
     """Build one architecture per episode, one decision per step; the benchmark scores it on the last step.
 
-    Subclasses set ``benchmark_name`` and may override :meth:`_reward` and :meth:`_render_rgb`. See a concrete
+    Subclasses set ``benchmark_name`` and may override the hooks of :class:`~nas_envs.envs.rewards.Scoring`,
+    :meth:`_completed_info` and :meth:`_render_rgb`. See a concrete
     environment's docstring for the spaces, rewards and arguments.
     """
 
@@ -93,8 +94,8 @@ class SequentialNASEnv(gym.Env):
         """
         super().reset(seed=seed)
         if seed is not None or reset_budget_option(options) or not self._started:
-            self._episodes.start_budgets(_ONE)
-            self._start_budget()
+            self._episodes.start_budgets(_FIRST)
+            self._start_budget(_FIRST)
         elif self.strict_budget and self.budget_exhausted:
             raise BudgetExhaustedError(
                 f"the simulated budget of {self.budget_seconds:.0f} s is spent ({self.sim_time:.0f} s used); call "
@@ -103,7 +104,7 @@ class SequentialNASEnv(gym.Env):
         self._started = True
         self._done = False
         self.last_objectives = None
-        self._episodes.restart(_ONE)
+        self._episodes.restart(_FIRST)
         return self._episodes.obs[0].copy(), self._info()
 
     def step(self, action):
@@ -151,21 +152,7 @@ class SequentialNASEnv(gym.Env):
         """The decisions taken so far in this episode."""
         return self._episodes.genes[0, : self._episodes.steps[0]].copy()
 
-    # --- hooks of the environments -----------------------------------------------------------------------------
-    def _reward_shape(self) -> tuple[int, ...]:
-        return ()
-
-    def _reward(self, values: dict[str, np.ndarray]) -> np.ndarray:
-        """The rewards of just-completed architectures (see :mod:`nas_envs.envs.rewards`)."""
-        return shaped_reward(self.benchmark, self.reward_mode, values)
-
-    def _score(self, _rows: np.ndarray, genes: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
-        values = self.benchmark.evaluate_genes(genes, self.noise, self.np_random)
-        return self._reward(values), values, self.benchmark.simulated_seconds(values)
-
-    def _start_budget(self) -> None:
-        """Called when a fresh simulated budget starts."""
-
+    # --- hooks of the environments (and those of :class:`~nas_envs.envs.rewards.Scoring`) ----------------------
     def _completed_info(self, info: dict[str, Any]) -> None:
         """Adds environment-specific entries to the ``info`` of a completing step."""
 

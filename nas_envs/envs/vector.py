@@ -13,7 +13,7 @@ from gymnasium.vector.utils import batch_space
 from nas_envs.benchmarks import Benchmark, make_benchmark
 from nas_envs.checks import check_flag
 from nas_envs.envs.episodes import Episodes, check_budget, make_observation_space
-from nas_envs.envs.rewards import check_reward, shaped_reward
+from nas_envs.envs.rewards import Scoring, check_reward
 
 
 class BatchedActions(spaces.MultiDiscrete):
@@ -29,7 +29,7 @@ class BatchedActions(spaces.MultiDiscrete):
         return super().sample(mask=mask, probability=probability)
 
 
-class SequentialNASVectorEnv(VectorEnv):
+class SequentialNASVectorEnv(Scoring, VectorEnv):
     """``num_envs`` copies of a sequential NAS environment with next-step autoreset.
 
     Each copy has its own simulated clock and budget and follows the rules of the single environment
@@ -88,7 +88,7 @@ class SequentialNASVectorEnv(VectorEnv):
         super().reset(seed=seed)
         every = np.arange(self.num_envs)
         self._episodes.start_budgets(every)
-        self._start_budgets()
+        self._start_budget(every)
         self._episodes.restart(every)
         self._prev_done[:] = False
         self._started = True
@@ -136,18 +136,6 @@ class SequentialNASVectorEnv(VectorEnv):
             raise TypeError(f"actions must be integers of shape ({self.num_envs},), got {array.dtype} "
                             f"{array.shape}")
         return array.astype(np.int64)
-
-    # --- hooks of the environments -----------------------------------------------------------------------------
-    def _reward_shape(self) -> tuple[int, ...]:
-        return ()
-
-    def _score(self, rows: np.ndarray, genes: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
-        """Rewards, objectives and simulated seconds of the architectures completed by copies ``rows``."""
-        values = self.benchmark.evaluate_genes(genes, self.noise, self.np_random)
-        return shaped_reward(self.benchmark, self.reward_mode, values), values, self.benchmark.simulated_seconds(values)
-
-    def _start_budgets(self) -> None:
-        """Called when every copy starts a fresh simulated budget."""
 
     def _info(self) -> dict[str, Any]:
         return {"action_mask": self._episodes.masks.copy(), "sim_time": self._episodes.sim_time.copy(),

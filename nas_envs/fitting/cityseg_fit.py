@@ -16,7 +16,7 @@ import numpy as np
 
 from nas_envs.assets import checked_file, data_path, require_data, write_manifest
 from nas_envs.benchmarks.cityseg import NOISE_FACTORS, LatencyTable, hardware_objectives
-from nas_envs.benchmarks.cityseg_problems import OBJECTIVES
+from nas_envs.benchmarks.cityseg_problems import CITYSEG_OBJECTIVES
 from nas_envs.files import replace_folder
 from nas_envs.fitting.surrogate_fit import held_out_split, surrogate_against_table
 from nas_envs.groundtruth.analysis import noise_groups, noise_summary
@@ -47,7 +47,7 @@ def objective_bounds(space: CitySegSpace, costs: dict, latency: dict[str, Latenc
     archs = np.vstack([smallest, CHOICES - 1, space.sample(BOUNDS_SAMPLE, seed=20261129)])
     values = hardware_objectives(space, costs, latency, space.canonicalize(archs))
     bounds = {"err": [0.0, 1.0]}
-    for name in OBJECTIVES[1:]:
+    for name in CITYSEG_OBJECTIVES[1:]:
         spread = NOISE_FACTORS.get(name, 0.0)
         bounds[name] = [float(values[name].min() * (1 - spread)), float(values[name].max() * (1 + spread))]
     return bounds

@@ -32,7 +32,7 @@ def _pct(value: float) -> str:
 
 def _quality_rows(space: str, bundle: Path) -> tuple[list[str], dict]:
     """Markdown rows of every accuracy model (and the pooled one) judged on the data as it is now."""
-    from nas_envs.fitting.surrogate_fit import score_bundle
+    from nas_envs.fitting.surrogate_fit import assess_bundle
 
     rows, scored = [], {}
     models = read_verified_manifest(bundle, "")["models"]
@@ -40,7 +40,7 @@ def _quality_rows(space: str, bundle: Path) -> tuple[list[str], dict]:
         if any(part not in models for part in kind.split("+")):
             continue
         logger.info("model card: scoring %s", kind)
-        report = score_bundle(space, kind, bundle=bundle)
+        report = assess_bundle(space, kind, bundle=bundle)
         scored[kind] = report
         held = report["held_out_metrics"].get("val_accuracy")
         noise = report["noise_subset"].get("val_accuracy")
@@ -83,11 +83,12 @@ def _scatter(space: str, bundle: Path, kind: str, output: Path) -> None:
 
 def _incumbent_rows(space: str) -> list[str]:
     """The final incumbents of the committed searches, trained for real, against what the searches saw."""
-    from nas_envs.groundtruth.analysis import incumbent_check, load
+    from nas_envs.groundtruth.analysis import incumbent_check
+    from nas_envs.groundtruth.records import read_protocol_records
 
     folder = REPO_ASSETS / "data" / "trajectories" / "incumbents"
     protocol = DEFAULT_PROTOCOL[space]
-    records = load(require_data(data_path(protocol)), protocol)
+    records = read_protocol_records(require_data(data_path(protocol)), protocol)
     rows = []
     for path in sorted(folder.glob(f"{space}_*.jsonl")) if folder.is_dir() else []:
         check = incumbent_check(records, [json.loads(line) for line in path.read_text().splitlines()])

@@ -139,7 +139,7 @@ class FitReport:
     held_out_records: int
 
 
-def fit_and_score(
+def fit_and_assess(
     kind: str, space, data: Dataset, cost_table: dict, fit_rows: np.ndarray, eval_rows: np.ndarray, folder: Path,
     seed: int,
 ) -> FitReport:
@@ -153,10 +153,10 @@ def fit_and_score(
     fit_rows = fit_rows[measured[fit_rows]]
     paths = fitted_kind.fit_and_save(_rows(fitted_kind.inputs(Encodings(space, data.genes, cost_table)), fit_rows),
                                     targets[fit_rows], folder / kind, seed)
-    return score(kind, fitted_kind.load(paths), space, data, cost_table, fit_rows, eval_rows, paths)
+    return assess(kind, fitted_kind.load(paths), space, data, cost_table, fit_rows, eval_rows, paths)
 
 
-def score(kind: str, model, space, data: Dataset, cost_table: dict, fit_rows: np.ndarray, eval_rows: np.ndarray,
+def assess(kind: str, model, space, data: Dataset, cost_table: dict, fit_rows: np.ndarray, eval_rows: np.ndarray,
           files: list[Path] | None = None) -> FitReport:
     """``kind``'s fitted ``model`` on ``eval_rows`` and on the noise subset, with the noise calibration: the
     range of per-architecture seed noise that the noise subset supports, and the spread scale that gives draws
@@ -236,7 +236,7 @@ def default_refit_dir(space_name: str) -> Path:
     return assets_dir() / "models" / f"{space_name}-refit"
 
 
-def score_bundle(space_name: str, kind: str, protocol_name: str | None = None, seed: int = 0,
+def assess_bundle(space_name: str, kind: str, protocol_name: str | None = None, seed: int = 0,
                  bundle: "str | Path | None" = None) -> dict:
     """A bundle's ``kind`` model (or pool of accuracy kinds, ``"xgb+gin"``) judged on the collection as it is now,
     without refitting: the noise subset keeps growing after a fit, and a model never fitted on it can be judged on
@@ -250,7 +250,7 @@ def score_bundle(space_name: str, kind: str, protocol_name: str | None = None, s
     pooled = isinstance(kind_of, PooledKinds)
     parts = [part.name for part in kind_of.parts] if pooled else [kind]
     fit_rows, held_rows = held_out_split(data.sources, data.keys, seed)
-    report = score(kind, load_bundled_kind(kind, models, bundle, space_name), space, data, cost_table, fit_rows,
+    report = assess(kind, load_bundled_kind(kind, models, bundle, space_name), space, data, cost_table, fit_rows,
                    held_rows)
     out = {"data_lines": data.data_lines, "bundle_data_lines": min(models[part]["data_lines"] for part in parts),
            "noise_architectures": len(data.noise_genes), "held_out_metrics": report.held_out,
@@ -298,7 +298,7 @@ def fit_surrogate(
     bundle.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".fit-", dir=bundle))
     try:
-        report = fit_and_score(kind, space, data, cost_table, fit_rows, held_rows, scratch, seed)
+        report = fit_and_assess(kind, space, data, cost_table, fit_rows, held_rows, scratch, seed)
         costs_path = bundle / "costs.json"
         costs = json.loads(costs_path.read_text()) if costs_path.exists() else None
         if costs != cost_table:
@@ -350,7 +350,7 @@ def leave_one_source_out(space_name: str, kind: str = "xgb", protocol_name: str 
         if len(held) < 2 or len(rest) < 10:
             continue
         with tempfile.TemporaryDirectory() as folder:
-            out[source] = fit_and_score(kind, space, data, cost_table, rest, held, Path(folder), seed).held_out
+            out[source] = fit_and_assess(kind, space, data, cost_table, rest, held, Path(folder), seed).held_out
     return out
 
 
@@ -366,7 +366,7 @@ def quality_against_data_size(
     for fraction in progress(fractions, desc="learning curve"):
         subset = np.sort(order[: max(10, int(round(fraction * len(order))))])
         with tempfile.TemporaryDirectory() as folder:
-            report = fit_and_score(kind, space, data, cost_table, subset, held_rows, Path(folder), seed)
+            report = fit_and_assess(kind, space, data, cost_table, subset, held_rows, Path(folder), seed)
         rows.append({"fraction": fraction, "records": int(len(subset)), "held_out": report.held_out,
                      "noise_subset": report.noise_subset})
     return rows

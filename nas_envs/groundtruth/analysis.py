@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 
-from nas_envs.groundtruth.records import read_records
 from nas_envs.spaces import get_space
 from nas_envs.spaces.darts import PARAMETER_FREE_OPS
 
@@ -338,10 +337,3 @@ def plot_darts_analyses(records: list[dict], out_dir: Path) -> list[Path]:
         plt.close(figure)
         written.append(path)
     return written
-
-
-def load(path: Path, protocol: str) -> list[dict]:
-    records = [r for r in read_records(path) if r["protocol"] == protocol]
-    if not records:
-        raise ValueError(f"{path} holds no records of protocol {protocol}")
-    return records

@@ -35,7 +35,7 @@ from nas_envs.spaces.cityseg import (
 )
 
 if TYPE_CHECKING:
-    from nas_envs.groundtruth.protocols import Protocol
+    from nas_envs.groundtruth.protocols import TrainingProtocol
 
 HEAD_CHANNELS = (16, 24)  # inner, output
 STAGE_CHANNELS = (32, 48, 64, 96)
@@ -166,6 +166,6 @@ def _split(genes: np.ndarray) -> tuple[int, list[int], list[list[int]], list[int
     return int(genes[0]), genes[1 : 1 + NUM_STAGES].tolist(), per_stage, genes[WIDTH_START:].tolist()
 
 
-def build(protocol: "Protocol", genes: list[int]) -> CitySegNet:
+def build(protocol: "TrainingProtocol", genes: list[int]) -> CitySegNet:
     """The network of ``genes`` under ``protocol`` (the catalogue's network builder of this family)."""
     return CitySegNet(genes)

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from nas_envs.assets import checked_file, record_file
 from nas_envs.files import write_atomically
 from nas_envs.groundtruth.cityseg_net import LARGEST_GENES, CitySegNet
-from nas_envs.groundtruth.protocols import Protocol
+from nas_envs.groundtruth.protocols import TrainingProtocol
 from nas_envs.groundtruth.scenes import confusion_matrix, make_scenes, mean_iou
 from nas_envs.groundtruth.train import count_flops
 from nas_envs.spaces.cityseg import CHOICES, CitySegSpace
@@ -33,14 +33,14 @@ SMALLEST_GENES = np.zeros(len(CHOICES), dtype=np.int64)
 SMALLEST_GENES[0] = 1  # head depth 0 is degenerate
 
 
-def supernet_path(protocol: Protocol) -> Path:
+def supernet_path(protocol: TrainingProtocol) -> Path:
     from nas_envs.assets import assets_dir
 
     return assets_dir() / "data" / f"{protocol.name}.pt"
 
 
 def train_supernet(
-    protocol: Protocol, path: Path, seed: int = 0, progress: Callable[[int, dict], None] | None = None
+    protocol: TrainingProtocol, path: Path, seed: int = 0, progress: Callable[[int, dict], None] | None = None
 ) -> dict:
     """Train (or resume) the supernet; after every epoch write a checkpoint atomically. Returns the log."""
     torch.manual_seed(seed)
@@ -138,7 +138,7 @@ def _evaluation_scenes(n_val: int):
     return make_scenes("calibration", CALIBRATION_POOL), make_scenes("val", n_val)
 
 
-def evaluate_subnet(protocol: Protocol, genes: list[int], seed: int, device: str = "cpu") -> dict:
+def evaluate_subnet(protocol: TrainingProtocol, genes: list[int], seed: int, device: str = "cpu") -> dict:
     """The measurement of one CitySeg architecture: validation mIoU with inherited weights (the objective ``err``
     is 1 - mIoU; like EvoXBench's, the suite has no test objective, and skipping it halves the cost). On the CPU
     only (``device`` is there for the collector's one signature of a measurement)."""

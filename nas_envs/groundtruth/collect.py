@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
 
-from nas_envs.catalogue import family, load
+from nas_envs.catalogue import family, resolve
 from nas_envs.groundtruth.claims import claim
 from nas_envs.groundtruth.jobs import Job, job_architecture
 from nas_envs.groundtruth.records import AppendOnlyWriter, done_jobs, locked, repair_tail
@@ -42,7 +42,7 @@ def run_job(protocol_name: str, job: Job, device: str = "cpu") -> dict:
     protocol = PROTOCOLS[protocol_name]
     space = get_space(job.space)
     genes = job_architecture(space, job)
-    measured = load(family(protocol.space).measure)(protocol, genes.tolist(), job.seed, device=device)
+    measured = resolve(family(protocol.space).measure)(protocol, genes.tolist(), job.seed, device=device)
     return {
         "job": job.key,
         "space": job.space,

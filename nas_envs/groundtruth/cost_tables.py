@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from nas_envs.groundtruth.protocols import Protocol
+from nas_envs.groundtruth.protocols import TrainingProtocol
 from nas_envs.groundtruth.train import build_network, count_flops
 from nas_envs.spaces.base import SearchSpace
 
@@ -20,7 +20,7 @@ COST_NAMES = ("params", "flops")
 Meter = Callable[[np.ndarray], np.ndarray]  # architectures (N, D) -> exact counts (N, K)
 
 
-def measure_costs(space: SearchSpace, protocol: Protocol, archs: np.ndarray) -> np.ndarray:
+def measure_costs(space: SearchSpace, protocol: TrainingProtocol, archs: np.ndarray) -> np.ndarray:
     """``(N, 2)`` params and FLOPs of the assembled networks."""
     shape = (1, protocol.resolution, protocol.resolution)
     out = np.empty((len(archs), 2), dtype=np.float64)
@@ -49,7 +49,7 @@ def solve_linear_table(space: SearchSpace, meter: Meter, names: tuple[str, ...],
             for k, name in enumerate(names)}
 
 
-def build_cost_table(space: SearchSpace, protocol: Protocol, seed: int = 0, checks: int = 20) -> dict:
+def build_cost_table(space: SearchSpace, protocol: TrainingProtocol, seed: int = 0, checks: int = 20) -> dict:
     """Exact parameter and FLOP tables of the space's networks under ``protocol``."""
     return {
         "protocol": protocol.name,

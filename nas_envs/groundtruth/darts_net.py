@@ -16,7 +16,7 @@ from torch import nn
 from nas_envs.spaces.darts import GENES_PER_CELL, GENES_PER_NODE, OPS
 
 if TYPE_CHECKING:
-    from nas_envs.groundtruth.protocols import Protocol
+    from nas_envs.groundtruth.protocols import TrainingProtocol
 
 
 class ReLUConvBN(nn.Sequential):
@@ -152,6 +152,6 @@ class DartsNetwork(nn.Module):
         return self.classifier(self.pool(s1).flatten(1))
 
 
-def build(protocol: "Protocol", genes: list[int]) -> DartsNetwork:
+def build(protocol: "TrainingProtocol", genes: list[int]) -> DartsNetwork:
     """The network of ``genes`` under ``protocol`` (the catalogue's network builder of this family)."""
     return DartsNetwork(genes, num_classes=protocol.num_classes, **protocol.network)

@@ -10,7 +10,7 @@ from torch import nn
 from nas_envs.spaces.fbnet import BLOCKS, STAGE_CHANNELS, STAGE_LAYERS, STAGE_STRIDES
 
 if TYPE_CHECKING:
-    from nas_envs.groundtruth.protocols import Protocol
+    from nas_envs.groundtruth.protocols import TrainingProtocol
 
 HEAD_CHANNELS = 1504
 
@@ -97,6 +97,6 @@ class FBNetNetwork(nn.Module):
         return self.classifier(self.head(self.layers(self.stem(x))))
 
 
-def build(protocol: "Protocol", genes: list[int]) -> FBNetNetwork:
+def build(protocol: "TrainingProtocol", genes: list[int]) -> FBNetNetwork:
     """The network of ``genes`` under ``protocol`` (the catalogue's network builder of this family)."""
     return FBNetNetwork(genes, num_classes=protocol.num_classes, **protocol.network)

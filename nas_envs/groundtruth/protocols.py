@@ -13,7 +13,7 @@ from nas_envs.groundtruth.fashion_mnist import Splits, load_splits
 
 
 @dataclass(frozen=True)
-class Protocol:
+class TrainingProtocol:
     """Everything that determines a training besides the architecture and the seed.
 
     ``name`` is stored with every record; changing any other field requires a new name, because records
@@ -55,16 +55,16 @@ class Protocol:
         return load_splits(self.n_train, self.n_val, self.resolution, self.n_reserve)
 
 
-PROTOCOLS: dict[str, Protocol] = {
+PROTOCOLS: dict[str, TrainingProtocol] = {
     p.name: p
     for p in (
-        Protocol(
+        TrainingProtocol(
             name="darts-fmnist14-c8l8-e4-v1",
             space="darts",
             network={"channels": 8, "layers": 8, "stem_multiplier": 1},
         ),
         # A seconds-long protocol for tests of the collection machinery; its numbers mean nothing.
-        Protocol(
+        TrainingProtocol(
             name="darts-smoke",
             space="darts",
             network={"channels": 4, "layers": 3, "stem_multiplier": 1},
@@ -75,7 +75,7 @@ PROTOCOLS: dict[str, Protocol] = {
             eval_batch_size=256,
             n_reserve=256,
         ),
-        Protocol(
+        TrainingProtocol(
             name="fbnet-smoke",
             space="fbnet",
             network={"width_multiplier": 0.25},
@@ -87,7 +87,7 @@ PROTOCOLS: dict[str, Protocol] = {
             n_reserve=256,
             label_smoothing=0.1,
         ),
-        Protocol(
+        TrainingProtocol(
             name="fbnet-fmnist14-half-e4-v1",
             space="fbnet",
             network={"width_multiplier": 0.5},
@@ -96,7 +96,7 @@ PROTOCOLS: dict[str, Protocol] = {
         ),
         # FBNet's protocol from v1 on: the half-width one at full width and nothing else changed, which cuts the
         # seed noise by ~40 % at the same spread across architectures (the decision table in docs/data-card.md).
-        Protocol(
+        TrainingProtocol(
             name="fbnet-fmnist14-full-e4-v1",
             space="fbnet",
             network={"width_multiplier": 1.0},
@@ -104,7 +104,7 @@ PROTOCOLS: dict[str, Protocol] = {
             label_smoothing=0.1,
         ),
         # Noise pilot: the 4-epoch FBNet protocol measured a noise ratio below 1 (see docs/data-card.md).
-        Protocol(
+        TrainingProtocol(
             name="fbnet-fmnist14-half-e8-v1",
             space="fbnet",
             network={"width_multiplier": 0.5},
@@ -113,10 +113,10 @@ PROTOCOLS: dict[str, Protocol] = {
             label_smoothing=0.1,
         ),
         # Seconds-long CitySeg supernet training for tests; its numbers mean nothing.
-        Protocol(name="cityseg-smoke", space="cityseg", resolution=64, n_train=320, n_val=16, epochs=2, batch_size=32,
-                 lr=0.1),
+        TrainingProtocol(name="cityseg-smoke", space="cityseg", resolution=64, n_train=320, n_val=16, epochs=2,
+                         batch_size=32, lr=0.1),
         # Noise pilot: the native 28 x 28 resolution, so that kernel sizes and strides matter more (about 4x the cost).
-        Protocol(
+        TrainingProtocol(
             name="fbnet-fmnist28-half-e4-v1",
             space="fbnet",
             network={"width_multiplier": 0.5},
@@ -125,7 +125,7 @@ PROTOCOLS: dict[str, Protocol] = {
             label_smoothing=0.1,
         ),
         # The CitySeg supernet: 64 x 64 scenes of Fashion-MNIST items (nas_envs/groundtruth/scenes.py).
-        Protocol(
+        TrainingProtocol(
             name="cityseg-scenes64-supernet-v1",
             space="cityseg",
             resolution=64,
@@ -135,7 +135,7 @@ PROTOCOLS: dict[str, Protocol] = {
             batch_size=32,
         ),
         # Noise pilot: a quarter of the FBNet-CIFAR channels, so that capacity (expansion, kernel) binds harder.
-        Protocol(
+        TrainingProtocol(
             name="fbnet-fmnist14-quarter-e4-v1",
             space="fbnet",
             network={"width_multiplier": 0.25},
@@ -144,7 +144,7 @@ PROTOCOLS: dict[str, Protocol] = {
         ),
         # Harder-task pilots for FBNet (and one DARTS reading): 100 ordered pairs of classes, and an item among
         # fragments on a 24 x 24 canvas (nas_envs/groundtruth/tasks.py). Sized to about 150 CPU-seconds a training.
-        Protocol(
+        TrainingProtocol(
             name="fbnet-pairs100-half-e4-v1",
             space="fbnet",
             network={"width_multiplier": 0.5},
@@ -155,7 +155,7 @@ PROTOCOLS: dict[str, Protocol] = {
             label_smoothing=0.1,
             hflip=False,
         ),
-        Protocol(
+        TrainingProtocol(
             name="fbnet-clutter24-half-e4-v1",
             space="fbnet",
             network={"width_multiplier": 0.5},

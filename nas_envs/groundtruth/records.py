@@ -23,6 +23,15 @@ def read_records(path: Path) -> list[dict]:
     return snapshot(path)[0]
 
 
+def read_protocol_records(path: Path, protocol: str) -> list[dict]:
+    """The complete records of ``protocol`` in a collection file (other protocols' records are left out), or an
+    error when it holds none."""
+    records = [r for r in read_records(path) if r["protocol"] == protocol]
+    if not records:
+        raise ValueError(f"{path} holds no records of protocol {protocol}")
+    return records
+
+
 def _complete_tail(data: bytes) -> bool:
     """Whether the bytes after the last newline are one complete JSON record (written without its newline)."""
     tail = data[data.rfind(b"\n") + 1 :]

@@ -11,13 +11,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from nas_envs.catalogue import family, load
-from nas_envs.groundtruth.protocols import Protocol
+from nas_envs.catalogue import family, resolve
+from nas_envs.groundtruth.protocols import TrainingProtocol
 
 
-def build_network(protocol: Protocol, genes: list[int]) -> nn.Module:
+def build_network(protocol: TrainingProtocol, genes: list[int]) -> nn.Module:
     """The network of ``genes`` under ``protocol``, built by its family's network builder (see the catalogue)."""
-    return load(family(protocol.space).network)(protocol, genes)
+    return resolve(family(protocol.space).network)(protocol, genes)
 
 
 def count_flops(model: nn.Module, input_shape: tuple[int, ...]) -> int:
@@ -65,7 +65,7 @@ def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int
 
 
 def train(
-    protocol: Protocol,
+    protocol: TrainingProtocol,
     genes: list[int],
     seed: int,
     progress: Callable[[int, float], None] | None = None,

@@ -8,9 +8,9 @@ from nas_envs.spaces.base import InvalidArchitectureError, SearchSpace
 
 def get_space(name: str) -> SearchSpace:
     """A search space by name (a family of :data:`nas_envs.catalogue.FAMILIES`)."""
-    from nas_envs.catalogue import family, load
+    from nas_envs.catalogue import family, resolve
 
-    return load(family(name).space)()
+    return resolve(family(name).space)()
 
 
 __all__ = ["InvalidArchitectureError", "SearchSpace", "get_space"]
