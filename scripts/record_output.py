@@ -1,0 +1,70 @@
+"""Run a command and record what it printed, for the generated pages of docs/ that show it.
+
+    python scripts/record_output.py NAME -- COMMAND [ARGS ...]
+    python scripts/record_output.py NAME --shell "for a in rs re; do ...; done; nas-envs plot ..."
+
+Writes ``docs/results/outputs/NAME.json``: the command as given, its standard output, the date, the commit of the
+checkout (with ``+changes`` when it had uncommitted changes) and the machine. ``python scripts/build_docs.py``
+puts it into the pages whose templates name it (``{{output NAME}}``); a page never shows a number that no recorded
+command printed. The command runs from the repository root; it must succeed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+
+from nas_envs.files import write_atomically
+
+ROOT = Path(__file__).resolve().parents[1]
+OUTPUTS = ROOT / "docs" / "results" / "outputs"
+
+
+def machine() -> str:
+    """The CPU model and the number of cores the command could use."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {len(os.sched_getaffinity(0))} cores"
+
+
+def commit() -> str:
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                             text=True, check=True).stdout.strip()
+    return f"{head}+changes" if changed else head
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("name", help="the recording's name, as templates refer to it")
+    parser.add_argument("--shell", help="a shell command line (loops, several commands)")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS ...]")
+    args = parser.parse_args()
+    argv = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if bool(args.shell) == bool(argv):
+        parser.error("give either --shell 'COMMAND LINE' or -- COMMAND [ARGS ...]")
+    command = args.shell or subprocess.list2cmdline(argv)
+    recorded = {"command": command, "date": date.today().isoformat(), "commit": commit(), "machine": machine()}
+    done = subprocess.run(["bash", "-c", command] if args.shell else argv, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        sys.exit(f"record_output: {command!r} failed with exit status {done.returncode}; nothing recorded")
+    recorded["output"] = done.stdout
+    path = write_atomically(OUTPUTS / f"{args.name}.json", json.dumps(recorded, indent=1) + "\n")
+    print(f"recorded {path.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
