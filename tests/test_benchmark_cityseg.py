@@ -2,6 +2,7 @@
 
 import json
 import shutil
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -139,8 +140,11 @@ def test_environment_passes_both_checkers(bundle, monkeypatch, env_id):
     from gymnasium.utils.env_checker import check_env
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-    check_env(gym.make(env_id, bundle=bundle[0]).unwrapped)
-    sb3_check_env(gym.make(env_id, bundle=bundle[0]).unwrapped)
+    env, other = gym.make(env_id, bundle=bundle[0]).unwrapped, gym.make(env_id, bundle=bundle[0]).unwrapped
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the checkers report most problems as warnings
+        check_env(env)
+        sb3_check_env(other)
 
 
 def test_environment_rewards_hypervolume_improvement_of_its_archive(bundle, monkeypatch, mop15):

@@ -1,5 +1,6 @@
 """The README's code runs as printed, and twice gives the same output (everything it draws from is seeded)."""
 
+import json
 import re
 import subprocess
 import sys
@@ -30,10 +31,54 @@ def test_the_docs_site_builds_without_warnings(tmp_path):
     assert (tmp_path / "site" / "notebooks" / "03_rl_controller" / "index.html").exists()
 
 
+def _build_docs(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "build_docs.py"), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=1200)
+
+
+def test_the_template_pages_are_what_their_templates_and_recordings_make():
+    """docs/<page>.md of every docs/templates/<page>.md is fresh (rerun scripts/build_docs.py when not)."""
+    done = _build_docs("--check", "--only", "templates")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
 @pytest.mark.slow
-def test_the_generated_darts_diagnosis_page_is_fresh(tmp_path):
-    """docs/darts-diagnosis.md is what its script makes of the committed data now (rerun the script when not)."""
-    out = tmp_path / "page.md"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "darts_diagnosis.py"), "--out", str(out)], check=True,
-                   capture_output=True, cwd=ROOT)
-    assert out.read_text() == (ROOT / "docs" / "darts-diagnosis.md").read_text()
+def test_the_pages_written_by_commands_are_what_the_commands_make_of_the_data():
+    """The model cards and docs/darts-diagnosis.md are fresh against the committed data."""
+    done = _build_docs("--check", "--only", "commands")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
+def test_a_generated_page_shows_the_recording_and_goes_stale_when_it_changes(tmp_path, monkeypatch):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import build_docs
+
+    monkeypatch.setattr(build_docs, "OUTPUTS", tmp_path / "outputs")
+    monkeypatch.setattr(build_docs, "ROOT", tmp_path)
+    (tmp_path / "outputs").mkdir()
+    recording = {"command": "nas-envs list", "date": "2026-12-02", "commit": "abc1234", "machine": "a CPU, 2 cores",
+                 "output": "first line\n  indented\nsecond section\n  kept\nlast\n"}
+    (tmp_path / "outputs" / "listing.json").write_text(json.dumps(recording))
+    template = tmp_path / "page.md"
+    template.write_text('# Page\n\n{{output listing section="second section"}}\n')
+    page = build_docs.render_template(template)
+    assert "$ nas-envs list\nsecond section\n  kept\n```" in page and "first line" not in page
+    assert "2026-12-02" in page and "abc1234" in page and "page.md" in page
+    recording["output"] = recording["output"].replace("kept", "changed")
+    (tmp_path / "outputs" / "listing.json").write_text(json.dumps(recording))
+    assert build_docs.render_template(template) != page
+    template.write_text("{{nonsense}}\n")
+    with pytest.raises(SystemExit, match="unknown placeholder"):
+        build_docs.render_template(template)
+
+
+def test_every_file_the_docs_and_docstrings_name_exists():
+    """A path like ``scripts/x.py`` or ``nas_envs/y/z.py`` named in the README, a template, a page or a docstring
+    is a file of the repository (files move; their mentions must follow)."""
+    named = re.compile(r"\b((?:nas_envs|scripts|tests|docs|assets)/[\w./-]+\.(?:py|md|jsonl|json|sh))\b")
+    sources = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "nas_envs").rglob("*.py"),
+               *(ROOT / "scripts").glob("*.py")]
+    missing = sorted({f"{source.relative_to(ROOT)}: {path}" for source in sources
+                      for path in named.findall(source.read_text())
+                      if not re.search(r"[<*]|[A-Z]{3,}", path) and not (ROOT / path).exists()})
+    assert not missing, missing

@@ -69,8 +69,8 @@ class Benchmark(ABC):
         return self
 
     def random_reference(self) -> np.ndarray:
-        """Sorted noise-free :meth:`score` of 10,000 uniformly random architectures (a fixed sample, computed once
-        per benchmark): what "better than random" means, for rewards and for judging searches."""
+        """Sorted noise-free :meth:`score` of :data:`REFERENCE_SIZE` uniformly random architectures (a fixed sample,
+        computed once per benchmark): what "better than random" means, for rewards and for judging searches."""
         return self._random_reference
 
     @cached_property

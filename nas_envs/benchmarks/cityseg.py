@@ -6,10 +6,12 @@ Objectives (all minimised), per architecture:
   supernet's weights, see ``docs/data-card.md``); noisy draws follow the ensemble spread calibrated to the
   measured repeat noise;
 - ``h1_latency``, ``h2_latency``: milliseconds per image, the sum of the measured look-up entries of the network's
-  head, stages and decoder (``nas_envs.groundtruth.cityseg_hardware``), times U(0.98, 1.02) when noisy;
-- ``h1_energy``, ``h2_energy``: microjoules per image from exact counts, 4.6 pJ per multiply-accumulate and 640 pJ
-  per 32-bit DRAM word (convolution activations per image, weights once per batch of the profile: 8 for h1, 1
-  for h2) - a model, as this machine has no energy counter - times U(0.95, 1.05) when noisy;
+  head, stages and decoder (``nas_envs.groundtruth.cityseg_hardware``), times a uniform factor within
+  :data:`NOISE_FACTORS` of 1 when noisy;
+- ``h1_energy``, ``h2_energy``: microjoules per image from exact counts, :data:`PJ_PER_MAC` per
+  multiply-accumulate and :data:`PJ_PER_DRAM_WORD` per 32-bit DRAM word (convolution activations per image,
+  weights once per batch of the profile, :data:`PROFILE_BATCH`) - a model, as this machine has no energy counter -
+  times a uniform factor within :data:`NOISE_FACTORS` of 1 when noisy;
 - ``flops`` (multiply-accumulates for one 64 x 64 scene) and ``params``: exact.
 
 Architectures with head depth 0 get the nadir point, as in EvoXBench. Noise comes from the caller's seed only:

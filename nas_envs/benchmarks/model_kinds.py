@@ -107,7 +107,7 @@ class ForestKind(_TabularKind):
 class RidgeKind(_TabularKind):
     """Bootstrap ridge ensembles on the space's cost features (op counts per cell and input position for DARTS,
     per-layer blocks for FBNet). A training's time is close to a sum of per-op costs: its cross-validated error is
-    below an XGBoost ensemble's (``python benchmarks/runtime_models.py``), and one matrix product costs
+    below an XGBoost ensemble's (``python scripts/runtime_models.py``), and one matrix product costs
     microseconds."""
 
     input_name = "cost_features"

@@ -1,8 +1,9 @@
 """Build the CitySeg bundle: the rank-net error predictor, exact cost tables, measured latency tables, bounds.
 
-Data protocol as for DARTS and FBNet: the training subset is split by a hash of each record's job key into 90 %
-for fitting and 10 % held out (fixed as the data grows); the noise subset (repeated scorings of the same
-sub-networks with different BatchNorm calibration scenes) is never fitted on and calibrates the noise model.
+Data protocol as for DARTS and FBNet: the training subset is split by a hash of each record's job key into a
+held-out share :data:`~nas_envs.fitting.surrogate_fit.HELD_OUT_FRACTION` and the rest for fitting (fixed as the
+data grows); the noise subset (repeated scorings of the same sub-networks with different BatchNorm calibration
+scenes) is never fitted on and calibrates the noise model.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from nas_envs.assets import (
     require_data,
     resolve_bundle,
 )
+from nas_envs.fitting.surrogate_fit import HELD_OUT_FRACTION
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
 
 logger = logging.getLogger(__name__)
@@ -124,7 +125,8 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
     models = manifest["models"]
     lines = ["## What it was fitted on", "",
              f"Protocol `{manifest['protocol']}` (data file `assets/data/{manifest['data']['file']}`). Every model is "
-             "fitted on 90 % of the training records and judged on the other 10 % (a fixed split by job key) and on "
+             f"fitted on {100 * (1 - HELD_OUT_FRACTION):.0f} % of the training records and judged on the other "
+             f"{100 * HELD_OUT_FRACTION:.0f} % (a fixed split by job key) and on "
              "the noise subset: architectures trained with several seeds, never fitted on.", "",
              "| model | targets | fitted on (records) | held out | data lines read |",
              "| --- | --- | --- | --- | --- |"]

@@ -1,9 +1,9 @@
 """Fit a benchmark's surrogates on the collected ground truth and write the bundle with its manifest.
 
-Data protocol: the training subset (``subset == "train"``) is split by a hash of each record's job key into 90 %
-for fitting and 10 % held out (fixed as the data grows; every source holds some out); the noise subset (several
-seeds per architecture) is never fitted on. The bundled models are the ones fitted on the 90 %, so the metrics in
-the manifest describe exactly what ships.
+Data protocol: the training subset (``subset == "train"``) is split by a hash of each record's job key into a
+held-out share :data:`HELD_OUT_FRACTION` and the rest for fitting (fixed as the data grows; every source holds some
+out); the noise subset (several seeds per architecture) is never fitted on. The bundled models are the ones fitted
+on the fitting share, so the metrics in the manifest describe exactly what ships.
 """
 
 from __future__ import annotations
