@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from nas_envs.assets import data_path, record_file, require_data
@@ -59,7 +60,8 @@ def _data_card(args: argparse.Namespace) -> int:
     records = read_protocol_records(path, protocol)
     metric = {"metric": "val_miou"} if args.space == "cityseg" else {}
     seconds = {"seconds": "eval_seconds"} if args.space == "cityseg" else {}
-    report = {"protocol": protocol, "file": str(path), **summary(records, **metric, **seconds,
+    shown = os.path.relpath(path) if path.resolve().is_relative_to(Path.cwd().resolve()) else str(path)
+    report = {"protocol": protocol, "file": shown, **summary(records, **metric, **seconds,
                                                                   n_val=PROTOCOLS[protocol].n_val)}
     if args.compare_protocol:
         other = read_protocol_records(data_path(args.compare_protocol), args.compare_protocol)
