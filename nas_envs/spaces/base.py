@@ -8,13 +8,25 @@ vector *is* the list of actions that builds it.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 
 class InvalidArchitectureError(ValueError):
     """An architecture (genes or string) that is not a member of the search space."""
+
+
+@dataclass(frozen=True)
+class Hyperparameter:
+    """One named choice of a space's configuration view (:mod:`nas_envs.spaces.configspace`): its values and, for a
+    choice that exists only under some values of another, that ``parent`` and those ``parent_values``."""
+
+    name: str
+    choices: tuple
+    parent: str | None = None
+    parent_values: tuple = ()
 
 
 class SearchSpace(ABC):
@@ -63,6 +75,33 @@ class SearchSpace(ABC):
         """The canonical genes of the same architecture(s), one vector or a batch (identity unless the space has
         symmetries)."""
         return np.array(genes, dtype=np.int64, copy=True)
+
+    # --- the configuration view (named hyperparameters, as HPO tools read them) -------------------------------
+    def hyperparameters(self) -> list[Hyperparameter]:
+        """The named choices of the configuration view, parents before the choices they condition."""
+        raise NotImplementedError(f"the {self.name} space has no configuration view")
+
+    def values_from_genes(self, genes: np.ndarray) -> dict[str, object]:
+        """The configuration of an architecture: the value of every active hyperparameter, by name."""
+        raise NotImplementedError(f"the {self.name} space has no configuration view")
+
+    def genes_from_values(self, values: Mapping[str, object]) -> np.ndarray:
+        """The canonical genes of a configuration (every active hyperparameter set, nothing else); raise
+        :class:`InvalidArchitectureError` naming what is missing, unknown or inconsistent."""
+        raise NotImplementedError(f"the {self.name} space has no configuration view")
+
+    def _check_names(self, values: Mapping[str, object], ignored: Iterable[str] = ()) -> dict[str, object]:
+        """``values`` without the ``ignored`` names, after refusing a mapping or a name this view does not know."""
+        if not isinstance(values, Mapping):
+            raise InvalidArchitectureError(f"{self.name}: a configuration is a mapping of hyperparameter names to "
+                                           f"values, got {type(values).__name__}")
+        known = {h.name for h in self.hyperparameters()}
+        skip = set(ignored)
+        unknown = sorted(str(k) for k in values if k not in known and k not in skip)
+        if unknown:
+            raise InvalidArchitectureError(f"{self.name}: unknown hyperparameter(s) {unknown[:3]}; this space's are "
+                                           f"{sorted(known)[:3]} ... ({len(known)} in all)")
+        return {k: v for k, v in values.items() if k in known}
 
     # --- sampling and neighbourhoods ------------------------------------------------------------------------
     def sample(self, n: int | None = None, seed: int | np.random.Generator | None = None) -> np.ndarray:

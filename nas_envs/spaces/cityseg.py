@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 
 import numpy as np
 
-from nas_envs.spaces.base import InvalidArchitectureError, SearchSpace
+from nas_envs.spaces.base import Hyperparameter, InvalidArchitectureError, SearchSpace
 
 EXPAND_RATIOS: tuple[float, ...] = (0.2, 0.25, 0.35)
 WIDTH_MULTIPLIERS: tuple[float, ...] = (0.65, 0.8, 1.0)
@@ -66,6 +67,13 @@ def active_slots(archs: np.ndarray) -> np.ndarray:
     stage_depths = archs[:, 1:NUM_DEPTHS]
     return SLOT_POSITION[None, :] <= stage_depths[:, SLOT_STAGE]
 
+
+# the configuration view's name of each gene
+_CONFIGURATION_NAMES: tuple[str, ...] = (
+    "depth_head", *(f"depth_stage{s + 1}" for s in range(NUM_STAGES)),
+    *(f"expand_stage{SLOT_STAGE[slot] + 1}_block{SLOT_POSITION[slot] + 1}" for slot in range(NUM_EXPANDS)),
+    "width_head_inner", "width_head_output", *(f"width_stage{s + 1}" for s in range(NUM_STAGES)),
+)
 
 _PRINTED = re.compile(r"CitySeg\(d=\[([\d, ]*)\], e=\[([\d., ]*)\], w=\[([\d, ]*)\]\)")
 _EXPAND_CODES = {str(value): code for code, value in enumerate(EXPAND_RATIOS)}
@@ -154,6 +162,65 @@ class CitySegSpace(SearchSpace):
                     changed[index] = value
                     result.append(self.canonicalize(changed))
         return result
+
+    # --- the configuration view -----------------------------------------------------------------------------
+    def hyperparameters(self) -> list[Hyperparameter]:
+        """Per gene: ``depth_head`` (1 or 2: depth 0 is degenerate, as in the environments' masks) and
+        ``depth_stage<s>`` (a stage holds ``1 + depth`` blocks); ``expand_stage<s>_block<b>`` (the expand ratio of
+        a block, active when its stage holds it); ``width_head_inner``, ``width_head_output``, ``width_stage<s>``
+        (width multipliers)."""
+        out = [Hyperparameter(_CONFIGURATION_NAMES[0], tuple(range(1, DEPTH_CHOICES[0])))]
+        out += [Hyperparameter(_CONFIGURATION_NAMES[g], tuple(range(DEPTH_CHOICES[g]))) for g in range(1, NUM_DEPTHS)]
+        for slot in range(NUM_EXPANDS):
+            stage_depth = _CONFIGURATION_NAMES[1 + SLOT_STAGE[slot]]
+            holding = tuple(range(int(SLOT_POSITION[slot]), DEPTH_CHOICES[1 + SLOT_STAGE[slot]]))
+            out.append(Hyperparameter(_CONFIGURATION_NAMES[EXPAND_START + slot], EXPAND_RATIOS,
+                                      *((stage_depth, holding) if SLOT_POSITION[slot] else ())))
+        out += [Hyperparameter(_CONFIGURATION_NAMES[g], WIDTH_MULTIPLIERS) for g in range(WIDTH_START, NUM_GENES)]
+        return out
+
+    def values_from_genes(self, genes: np.ndarray) -> dict[str, object]:
+        genes = self.canonicalize(np.asarray(genes, dtype=np.int64))
+        self.validate(genes)
+        if genes[0] == 0:
+            raise InvalidArchitectureError("cityseg: head depth 0 is degenerate and not part of the configuration "
+                                           "view (depth_head is 1 or 2)")
+        active = active_slots(genes)[0]
+        values: dict[str, object] = {_CONFIGURATION_NAMES[g]: int(genes[g]) for g in range(NUM_DEPTHS)}
+        values.update({_CONFIGURATION_NAMES[EXPAND_START + slot]: EXPAND_RATIOS[int(genes[EXPAND_START + slot])]
+                       for slot in range(NUM_EXPANDS) if active[slot]})
+        values.update({_CONFIGURATION_NAMES[g]: WIDTH_MULTIPLIERS[int(genes[g])]
+                       for g in range(WIDTH_START, NUM_GENES)})
+        return values
+
+    def genes_from_values(self, values: Mapping[str, object]) -> np.ndarray:
+        values = self._check_names(values)
+        choices = {h.name: h.choices for h in self.hyperparameters()}
+        genes = np.zeros(NUM_GENES, dtype=np.int64)
+        for g in range(NUM_DEPTHS):
+            name = _CONFIGURATION_NAMES[g]
+            if values.get(name) not in choices[name] or isinstance(values.get(name), bool):
+                raise InvalidArchitectureError(f"cityseg: {name} must be one of {choices[name]}, got "
+                                               f"{values.get(name)!r}")
+            genes[g] = int(values[name])
+        active = active_slots(genes)[0]
+        for slot in range(NUM_EXPANDS):
+            name = _CONFIGURATION_NAMES[EXPAND_START + slot]
+            if not active[slot]:
+                if name in values:
+                    raise InvalidArchitectureError(f"cityseg: {name} set although its stage holds no such block")
+                continue
+            if values.get(name) not in EXPAND_RATIOS:
+                raise InvalidArchitectureError(f"cityseg: {name} must be one of {EXPAND_RATIOS}, got "
+                                               f"{values.get(name)!r}")
+            genes[EXPAND_START + slot] = EXPAND_RATIOS.index(values[name])
+        for g in range(WIDTH_START, NUM_GENES):
+            name = _CONFIGURATION_NAMES[g]
+            if values.get(name) not in WIDTH_MULTIPLIERS:
+                raise InvalidArchitectureError(f"cityseg: {name} must be one of {WIDTH_MULTIPLIERS}, got "
+                                               f"{values.get(name)!r}")
+            genes[g] = WIDTH_MULTIPLIERS.index(values[name])
+        return genes
 
     # --- strings --------------------------------------------------------------------------------------------
     def to_string(self, genes: np.ndarray) -> str:

@@ -16,10 +16,11 @@ import ast
 import functools
 import itertools
 import re
+from collections.abc import Mapping
 
 import numpy as np
 
-from nas_envs.spaces.base import InvalidArchitectureError, SearchSpace
+from nas_envs.spaces.base import Hyperparameter, InvalidArchitectureError, SearchSpace
 
 # NAS-Bench-301's order of the operations.
 OPS: tuple[str, ...] = (
@@ -42,6 +43,15 @@ EDGE_OFFSET: tuple[int, ...] = (0, 2, 5, 9)
 CONCAT: list[int] = [2, 3, 4, 5]
 
 _IN_A, _OP_A, _IN_B, _OP_B = range(GENES_PER_NODE)
+
+#: the prefix of NAS-Bench-301's architecture hyperparameters (``...edge_normal_0``, ``...inputs_node_reduce_5``)
+NB301_PREFIX = "NetworkSelectorDatasetInfo:darts:"
+# NAS-Bench-301's configurations also fix its training pipeline under these components (optimizer, data loader,
+# augmentation, network size); they describe its protocol, not the architecture
+_NB301_SETTINGS = ("CreateImageDataLoader:", "ImageAugmentation:", "LossModuleSelectorIndices:", "NetworkSelector:",
+                   "NetworkSelectorDatasetInfo:network", "OptimizerSelector:", "SimpleLearningrateSchedulerSelector:",
+                   "SimpleTrainNode:", "TrainNode:", *(f"{NB301_PREFIX}{name}" for name in
+                                                       ("auxiliary", "drop_path_prob", "init_channels", "layers")))
 
 
 def _position(step: int) -> tuple[int, int, int]:
@@ -204,6 +214,73 @@ class DartsSpace(SearchSpace):
                 genes[base], genes[base + 1] = inp, OPS.index(op)
         self.validate(genes)
         return self.canonicalize(genes)
+
+    # --- the configuration view: NAS-Bench-301's names ------------------------------------------------------
+    def hyperparameters(self) -> list[Hyperparameter]:
+        """NAS-Bench-301's: per cell, ``inputs_node_<cell>_<3..5>`` (the two inputs of intermediate nodes 3 to 5 as
+        ``"a_b"``, ``a < b``; node 2 reads the cell inputs) and ``edge_<cell>_<0..13>`` (the op on each possible
+        edge, active when its node reads that input), each under :data:`NB301_PREFIX`."""
+        out = []
+        for cell in CELLS:
+            for node in range(NUM_NODES):
+                inputs = f"{NB301_PREFIX}inputs_node_{cell}_{node + 2}"
+                pairs = tuple(f"{a}_{b}" for a, b in _INPUT_PAIRS[node])
+                if node:
+                    out.append(Hyperparameter(inputs, pairs))
+                for source in range(node + 2):
+                    edge = f"{NB301_PREFIX}edge_{cell}_{EDGE_OFFSET[node] + source}"
+                    reading = tuple(pair for pair in pairs if str(source) in pair.split("_"))
+                    out.append(Hyperparameter(edge, OPS, inputs, reading) if node else Hyperparameter(edge, OPS))
+        return out
+
+    def values_from_genes(self, genes: np.ndarray) -> dict[str, object]:
+        genes = self.canonicalize(np.asarray(genes, dtype=np.int64))
+        self.validate(genes)
+        values: dict[str, object] = {}
+        for cell_index, cell in enumerate(CELLS):
+            for node in range(NUM_NODES):
+                base = cell_index * GENES_PER_CELL + node * GENES_PER_NODE
+                in_a, op_a, in_b, op_b = (int(g) for g in genes[base : base + GENES_PER_NODE])
+                if node:
+                    values[f"{NB301_PREFIX}inputs_node_{cell}_{node + 2}"] = f"{in_a}_{in_b}"
+                values[f"{NB301_PREFIX}edge_{cell}_{EDGE_OFFSET[node] + in_a}"] = OPS[op_a]
+                values[f"{NB301_PREFIX}edge_{cell}_{EDGE_OFFSET[node] + in_b}"] = OPS[op_b]
+        return values
+
+    def genes_from_values(self, values: Mapping[str, object]) -> np.ndarray:
+        """Also reads YAHPO Gym's spelling of the same names (``:`` as ``_COLON_``) and ignores the training
+        settings that NAS-Bench-301's configurations also hold (optimizer, data loader, augmentation, network
+        size)."""
+        if isinstance(values, Mapping):
+            values = {str(k).replace("_COLON_", ":"): v for k, v in values.items()}
+        values = self._check_names(values, ignored=[k for k in values if str(k).startswith(_NB301_SETTINGS)])
+        genes = np.zeros(self.num_decisions, dtype=np.int64)
+        used = set()
+        for cell_index, cell in enumerate(CELLS):
+            for node in range(NUM_NODES):
+                pair = "0_1"
+                if node:
+                    name = f"{NB301_PREFIX}inputs_node_{cell}_{node + 2}"
+                    pair = values.get(name)
+                    allowed = [f"{a}_{b}" for a, b in _INPUT_PAIRS[node]]
+                    if pair not in allowed:
+                        raise InvalidArchitectureError(f"darts: {name} must be one of {allowed}, got {pair!r}")
+                    used.add(name)
+                base = cell_index * GENES_PER_CELL + node * GENES_PER_NODE
+                for slot, source in zip((_IN_A, _IN_B), map(int, pair.split("_"))):
+                    edge = f"{NB301_PREFIX}edge_{cell}_{EDGE_OFFSET[node] + source}"
+                    if values.get(edge) not in OPS:
+                        raise InvalidArchitectureError(f"darts: {edge} (active: node {node + 2} of the {cell} cell "
+                                                       f"reads input {source}) must be one of {OPS}, got "
+                                                       f"{values.get(edge)!r}")
+                    genes[base + slot], genes[base + slot + 1] = source, OPS.index(values[edge])
+                    used.add(edge)
+        inactive = sorted(set(values) - used)
+        if inactive:
+            raise InvalidArchitectureError(f"darts: {inactive[:3]} set although inactive: their nodes read other "
+                                           "inputs (an inactive edge has no value in a configuration)")
+        self.validate(genes)
+        return genes
 
     # --- encodings ------------------------------------------------------------------------------------------
     def one_hot(self, archs: np.ndarray) -> np.ndarray:

@@ -7,10 +7,11 @@ no symmetries: the 22 genes (block indices, in layer order) are the canonical fo
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 
 import numpy as np
 
-from nas_envs.spaces.base import InvalidArchitectureError, SearchSpace
+from nas_envs.spaces.base import Hyperparameter, InvalidArchitectureError, SearchSpace
 
 BLOCKS: tuple[str, ...] = ("k3_e1", "k3_e1_g2", "k3_e3", "k3_e6", "k5_e1", "k5_e1_g2", "k5_e3", "k5_e6", "skip")
 STAGE_LAYERS: tuple[int, ...] = (1, 4, 4, 4, 4, 4, 1)
@@ -87,6 +88,24 @@ class FBNetSpace(SearchSpace):
         count = int(rng.integers(low, NUM_LAYERS + 1))
         genes[rng.choice(NUM_LAYERS, size=count, replace=False)] = block
         return genes
+
+    # --- the configuration view -----------------------------------------------------------------------------
+    def hyperparameters(self) -> list[Hyperparameter]:
+        """``layer_0`` ... ``layer_21``: each searchable layer's block, by name."""
+        return [Hyperparameter(f"layer_{layer}", BLOCKS) for layer in range(NUM_LAYERS)]
+
+    def values_from_genes(self, genes: np.ndarray) -> dict[str, object]:
+        genes = np.asarray(genes, dtype=np.int64)
+        self.validate(genes)
+        return {f"layer_{layer}": BLOCKS[int(code)] for layer, code in enumerate(genes)}
+
+    def genes_from_values(self, values: Mapping[str, object]) -> np.ndarray:
+        values = self._check_names(values)
+        missing = [f"layer_{layer}" for layer in range(NUM_LAYERS) if values.get(f"layer_{layer}") not in BLOCKS]
+        if missing:
+            raise InvalidArchitectureError(f"fbnet: each of {missing[:3]} must be one of {BLOCKS}, got "
+                                           f"{[values.get(name) for name in missing[:3]]}")
+        return np.array([BLOCKS.index(values[f"layer_{layer}"]) for layer in range(NUM_LAYERS)], dtype=np.int64)
 
     def to_string(self, genes: np.ndarray) -> str:
         return "FBNet([" + ", ".join(repr(BLOCKS[int(g)]) for g in genes) + "])"
