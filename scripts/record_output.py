@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 from datetime import date
@@ -47,23 +48,24 @@ def commit() -> str:
     return f"{head}+changes" if changed else head
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("name", help="the recording's name, as templates refer to it")
     parser.add_argument("--shell", help="a shell command line (loops, several commands)")
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS ...]")
-    args = parser.parse_args()
-    argv = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if bool(args.shell) == bool(argv):
+    parser.add_argument("--out-dir", type=Path, default=OUTPUTS, help="where recordings go (default: %(default)s)")
+    args, command = parser.parse_known_args(argv)
+    command = command[1:] if command[:1] == ["--"] else command
+    if bool(args.shell) == bool(command):
         parser.error("give either --shell 'COMMAND LINE' or -- COMMAND [ARGS ...]")
-    command = args.shell or subprocess.list2cmdline(argv)
-    recorded = {"command": command, "date": date.today().isoformat(), "commit": commit(), "machine": machine()}
-    done = subprocess.run(["bash", "-c", command] if args.shell else argv, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    shown = args.shell or shlex.join(command)
+    recorded = {"command": shown, "date": date.today().isoformat(), "commit": commit(), "machine": machine()}
+    done = subprocess.run(["bash", "-c", args.shell] if args.shell else command, cwd=ROOT, stdout=subprocess.PIPE,
+                          text=True)
     if done.returncode != 0:
-        sys.exit(f"record_output: {command!r} failed with exit status {done.returncode}; nothing recorded")
+        sys.exit(f"record_output: {shown!r} failed with exit status {done.returncode}; nothing recorded")
     recorded["output"] = done.stdout
-    path = write_atomically(OUTPUTS / f"{args.name}.json", json.dumps(recorded, indent=1) + "\n")
-    print(f"recorded {path.relative_to(ROOT)}")
+    path = write_atomically(args.out_dir / f"{args.name}.json", json.dumps(recorded, indent=1) + "\n")
+    print(f"recorded {path}")
 
 
 if __name__ == "__main__":

@@ -82,3 +82,18 @@ def test_every_file_the_docs_and_docstrings_name_exists():
                       for path in named.findall(source.read_text())
                       if not re.search(r"[<*]|[A-Z]{3,}", path) and not (ROOT / path).exists()})
     assert not missing, missing
+
+
+def test_a_recording_holds_the_command_its_output_and_where_it_ran(tmp_path):
+    script = str(ROOT / "scripts" / "record_output.py")
+    subprocess.run([sys.executable, script, "loop", "--out-dir", str(tmp_path), "--shell",
+                    "for a in 1 2; do echo line $a; done"], check=True, capture_output=True)
+    subprocess.run([sys.executable, script, "argv", "--out-dir", str(tmp_path), "--", sys.executable, "-c",
+                    "print('a b')"], check=True, capture_output=True)
+    loop, argv = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("loop", "argv"))
+    assert loop["output"] == "line 1\nline 2\n" and loop["command"].startswith("for a in")
+    assert argv["output"] == "a b\n" and argv["command"].endswith("-c 'print('\"'\"'a b'\"'\"')'")
+    assert {"date", "commit", "machine"} <= set(loop)
+    failed = subprocess.run([sys.executable, script, "fails", "--out-dir", str(tmp_path), "--", "false"],
+                            capture_output=True, text=True)
+    assert failed.returncode != 0 and "nothing recorded" in failed.stderr and not (tmp_path / "fails.json").exists()
