@@ -21,6 +21,8 @@ import json
 import os
 import pickle
 import zipfile
+from collections.abc import Iterable
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 
@@ -222,3 +224,33 @@ def check_pin(folder: Path, expected: str | None) -> None:
             "released bundle never changes. Restore it, and ship a refit as a new bundle, loaded with "
             "bundle='<folder>' or released under a new name and environment version."
         )
+
+
+class Bundle:
+    """A bundle opened by a benchmark of ``space``: a released name (pinned) or a folder of one's own. The manifest is
+    read on first use and only after every listed file's sha256, the release pin and the manifest's space check."""
+
+    def __init__(self, bundle: str | os.PathLike, space: str) -> None:
+        self.folder, self.pin = resolve_bundle(bundle)
+        self.space = space
+
+    @property
+    def hint(self) -> str:
+        """What to do about one of its files that is missing or broken."""
+        return restore_hint(self.folder, self.pin is not None)
+
+    @cached_property
+    def manifest(self) -> dict:
+        manifest = read_verified_manifest(self.folder, self.hint)
+        check_pin(self.folder, self.pin)
+        check_bundle_space(self.folder, manifest, self.space)
+        return manifest
+
+    def require(self, names: Iterable[str]) -> None:
+        """Refuse to go on unless the manifest lists (and so has checked) every one of ``names``."""
+        require_listed(self.manifest, self.folder, list(names), self.hint)
+
+    def read_json(self, name: str) -> dict:
+        """A listed JSON file of the bundle."""
+        self.require([name])
+        return read_bundle_json(self.folder, name, self.hint)

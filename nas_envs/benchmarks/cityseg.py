@@ -26,17 +26,7 @@ from functools import cached_property
 
 import numpy as np
 
-from nas_envs.assets import (
-    UNREADABLE,
-    AssetError,
-    check_bundle_space,
-    check_pin,
-    read_bundle_json,
-    read_verified_manifest,
-    require_listed,
-    resolve_bundle,
-    restore_hint,
-)
+from nas_envs.assets import UNREADABLE, AssetError, Bundle
 from nas_envs.benchmarks.base import Benchmark
 from nas_envs.benchmarks.cityseg_problems import CITYSEG_OBJECTIVES, CitySegProblem, get_problem
 from nas_envs.spaces.cityseg import (
@@ -140,7 +130,8 @@ class CitySegBenchmark(Benchmark):
     def __init__(self, problem: CitySegProblem, bundle: "str | os.PathLike") -> None:
         self.problem = problem
         self.space = CitySegSpace()
-        self.bundle_dir, self._pin = resolve_bundle(bundle)
+        self.bundle = Bundle(bundle, "cityseg")
+        self.bundle_dir = self.bundle.folder
 
     @property
     def name(self) -> str:
@@ -156,13 +147,9 @@ class CitySegBenchmark(Benchmark):
 
     @cached_property
     def manifest(self) -> dict:
-        hint = restore_hint(self.bundle_dir, self._pin is not None)
-        manifest = read_verified_manifest(self.bundle_dir, hint)
-        check_pin(self.bundle_dir, self._pin)
-        check_bundle_space(self.bundle_dir, manifest, "cityseg")
-        require_listed(manifest, self.bundle_dir, ["ranknet/config.json", "ranknet/weights.npz", "costs.json",
-                                                   "latency-h1.json", "latency-h2.json"], hint)
-        return manifest
+        self.bundle.require(["ranknet/config.json", "ranknet/weights.npz", "costs.json", "latency-h1.json",
+                             "latency-h2.json"])
+        return self.bundle.manifest
 
     def verify(self) -> None:
         _ = self.manifest
@@ -176,18 +163,17 @@ class CitySegBenchmark(Benchmark):
             return RankNetEnsemble.load(self.bundle_dir / "ranknet")
         except UNREADABLE as error:  # a file whose checksum matches its manifest but whose content is broken
             raise AssetError(f"{self.bundle_dir / 'ranknet'}: the rank-net could not be read ({type(error).__name__}: "
-                             f"{error}). {restore_hint(self.bundle_dir, self._pin is not None)}") from error
+                             f"{error}). {self.bundle.hint}") from error
 
     @cached_property
     def _costs(self) -> dict:
         _ = self.manifest
-        return read_bundle_json(self.bundle_dir, "costs.json", restore_hint(self.bundle_dir, self._pin is not None))
+        return self.bundle.read_json("costs.json")
 
     @cached_property
     def _latency(self) -> dict[str, LatencyTable]:
         _ = self.manifest
-        hint = restore_hint(self.bundle_dir, self._pin is not None)
-        return {p: LatencyTable(read_bundle_json(self.bundle_dir, f"latency-{p}.json", hint)) for p in ("h1", "h2")}
+        return {p: LatencyTable(self.bundle.read_json(f"latency-{p}.json")) for p in ("h1", "h2")}
 
     @cached_property
     def bounds(self) -> dict[str, tuple[float, float]]:

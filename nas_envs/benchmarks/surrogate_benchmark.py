@@ -7,15 +7,7 @@ from functools import cached_property
 
 import numpy as np
 
-from nas_envs.assets import (
-    check_bundle_space,
-    check_pin,
-    read_bundle_json,
-    read_verified_manifest,
-    require_listed,
-    resolve_bundle,
-    restore_hint,
-)
+from nas_envs.assets import Bundle
 from nas_envs.benchmarks.base import Benchmark
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings, Predictor, load_bundled
 from nas_envs.extras import require_installed
@@ -48,7 +40,8 @@ class SurrogateBenchmark(Benchmark):
         if surrogate not in SURROGATES:
             raise ValueError(f"unknown surrogate {surrogate!r}; allowed: {SURROGATES}")
         self.space = space
-        self.bundle_dir, self._pin = resolve_bundle(bundle)
+        self.bundle = Bundle(bundle, space.name)
+        self.bundle_dir = self.bundle.folder
         self.surrogate = surrogate
         self.kinds = (*surrogate.split("+"), "runtime")
         if "gin" in self.kinds:  # refused here, not at the first evaluation
@@ -60,18 +53,15 @@ class SurrogateBenchmark(Benchmark):
 
     @cached_property
     def manifest(self) -> dict:
-        hint = restore_hint(self.bundle_dir, self._pin is not None)
-        manifest = read_verified_manifest(self.bundle_dir, hint)
-        check_pin(self.bundle_dir, self._pin)
-        check_bundle_space(self.bundle_dir, manifest, self.space.name)
+        manifest = self.bundle.manifest
         for kind in self.kinds:
             if kind not in manifest.get("models", {}):
                 raise FileNotFoundError(
                     f"{self.bundle_dir}: no {kind!r} model is bundled (have: {sorted(manifest.get('models', {}))}); "
                     f"fit one with 'nas-envs fit {self.space.name} --model {kind}'"
                 )
-            require_listed(manifest, self.bundle_dir, manifest["models"][kind].get("files", []), hint)
-        require_listed(manifest, self.bundle_dir, ["costs.json"], hint)
+            self.bundle.require(manifest["models"][kind].get("files", []))
+        self.bundle.require(["costs.json"])
         return manifest
 
     def verify(self) -> None:
@@ -81,7 +71,7 @@ class SurrogateBenchmark(Benchmark):
     def cost_table(self) -> dict:
         """The bundle's exact params/FLOPs table (``costs.json``), verified against the manifest."""
         _ = self.manifest  # verify checksums first
-        return read_bundle_json(self.bundle_dir, "costs.json", restore_hint(self.bundle_dir, self._pin is not None))
+        return self.bundle.read_json("costs.json")
 
     @cached_property
     def _models(self) -> dict[str, Predictor]:
