@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 import torch
+from study_arguments import add_judging_options
 
 from nas_envs.assets import DEFAULT_BUNDLES, data_path, resolve_bundle
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings
@@ -43,11 +44,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("settings", nargs="+", help="JSON objects of GINConfig fields, e.g. '{\"epochs\": 48}'")
     parser.add_argument("--members", type=int, default=2)
-    parser.add_argument("--records", type=int, default=None)
-    parser.add_argument("--noise-architectures", type=int, default=None,
-                        help="judge on the first N noise-subset architectures (the subset grows too)")
-    parser.add_argument("--noise-subset", action="store_true",
-                        help="fit on all training records, score against the noise subset's seed means")
+    add_judging_options(parser)
     args = parser.parse_args()
     torch.set_num_threads(1)
     protocol = DEFAULT_PROTOCOL["darts"]

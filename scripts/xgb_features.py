@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 import numpy as np
 import xgboost as xgb
+from study_arguments import add_judging_options
 
 from nas_envs.assets import DEFAULT_BUNDLES, data_path, resolve_bundle
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings
@@ -99,11 +100,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--space", default="darts", choices=["darts", "fbnet"])
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--records", type=int, default=None)
-    parser.add_argument("--noise-architectures", type=int, default=None,
-                        help="judge on the first N noise-subset architectures (the subset grows too)")
-    parser.add_argument("--noise-subset", action="store_true",
-                        help="fit on all training records, score against the noise subset's seed means")
+    add_judging_options(parser)
     args = parser.parse_args()
     protocol = DEFAULT_PROTOCOL[args.space]
     space = get_space(args.space)

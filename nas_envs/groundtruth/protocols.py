@@ -6,7 +6,7 @@ so that the commands reading the data can name what they need before importing t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from nas_envs.catalogue import FamilyField
 from nas_envs.groundtruth.fashion_mnist import Splits, load_splits
@@ -55,6 +55,20 @@ class TrainingProtocol:
         return load_splits(self.n_train, self.n_val, self.resolution, self.n_reserve)
 
 
+# FBNet's bundled protocol; its pilots and successors change one or two settings of it
+_FBNET_HALF = TrainingProtocol(name="fbnet-fmnist14-half-e4-v1", space="fbnet", network={"width_multiplier": 0.5},
+                               weight_decay=5e-4, label_smoothing=0.1)
+
+
+def _fbnet_variant(name: str, width: float = 0.5, **changes: object) -> TrainingProtocol:
+    return replace(_FBNET_HALF, name=name, network={"width_multiplier": width}, **changes)
+
+
+def _smoke(space: str, network: dict, **changes: object) -> TrainingProtocol:
+    return TrainingProtocol(name=f"{space}-smoke", space=space, network=network, n_train=256, n_val=256, epochs=1,
+                            batch_size=64, eval_batch_size=256, n_reserve=256, **changes)
+
+
 PROTOCOLS: dict[str, TrainingProtocol] = {
     p.name: p
     for p in (
@@ -63,67 +77,20 @@ PROTOCOLS: dict[str, TrainingProtocol] = {
             space="darts",
             network={"channels": 8, "layers": 8, "stem_multiplier": 1},
         ),
-        # A seconds-long protocol for tests of the collection machinery; its numbers mean nothing.
-        TrainingProtocol(
-            name="darts-smoke",
-            space="darts",
-            network={"channels": 4, "layers": 3, "stem_multiplier": 1},
-            n_train=256,
-            n_val=256,
-            epochs=1,
-            batch_size=64,
-            eval_batch_size=256,
-            n_reserve=256,
-        ),
-        TrainingProtocol(
-            name="fbnet-smoke",
-            space="fbnet",
-            network={"width_multiplier": 0.25},
-            n_train=256,
-            n_val=256,
-            epochs=1,
-            batch_size=64,
-            eval_batch_size=256,
-            n_reserve=256,
-            label_smoothing=0.1,
-        ),
-        TrainingProtocol(
-            name="fbnet-fmnist14-half-e4-v1",
-            space="fbnet",
-            network={"width_multiplier": 0.5},
-            weight_decay=5e-4,
-            label_smoothing=0.1,
-        ),
+        # Seconds-long protocols for tests of the collection machinery; their numbers mean nothing.
+        _smoke("darts", {"channels": 4, "layers": 3, "stem_multiplier": 1}),
+        _smoke("fbnet", {"width_multiplier": 0.25}, label_smoothing=0.1),
+        _FBNET_HALF,
         # FBNet's protocol from v1 on: the half-width one at full width and nothing else changed, which cuts the
         # seed noise by ~40 % at the same spread across architectures (the decision table in docs/data-card.md).
-        TrainingProtocol(
-            name="fbnet-fmnist14-full-e4-v1",
-            space="fbnet",
-            network={"width_multiplier": 1.0},
-            weight_decay=5e-4,
-            label_smoothing=0.1,
-        ),
+        _fbnet_variant("fbnet-fmnist14-full-e4-v1", width=1.0),
         # Noise pilot: the 4-epoch FBNet protocol measured a noise ratio below 1 (see docs/data-card.md).
-        TrainingProtocol(
-            name="fbnet-fmnist14-half-e8-v1",
-            space="fbnet",
-            network={"width_multiplier": 0.5},
-            epochs=8,
-            weight_decay=5e-4,
-            label_smoothing=0.1,
-        ),
+        _fbnet_variant("fbnet-fmnist14-half-e8-v1", epochs=8),
         # Seconds-long CitySeg supernet training for tests; its numbers mean nothing.
         TrainingProtocol(name="cityseg-smoke", space="cityseg", resolution=64, n_train=320, n_val=16, epochs=2,
                          batch_size=32, lr=0.1),
         # Noise pilot: the native 28 x 28 resolution, so that kernel sizes and strides matter more (about 4x the cost).
-        TrainingProtocol(
-            name="fbnet-fmnist28-half-e4-v1",
-            space="fbnet",
-            network={"width_multiplier": 0.5},
-            resolution=28,
-            weight_decay=5e-4,
-            label_smoothing=0.1,
-        ),
+        _fbnet_variant("fbnet-fmnist28-half-e4-v1", resolution=28),
         # The CitySeg supernet: 64 x 64 scenes of Fashion-MNIST items (nas_envs/groundtruth/scenes.py).
         TrainingProtocol(
             name="cityseg-scenes64-supernet-v1",
@@ -135,36 +102,11 @@ PROTOCOLS: dict[str, TrainingProtocol] = {
             batch_size=32,
         ),
         # Noise pilot: a quarter of the FBNet-CIFAR channels, so that capacity (expansion, kernel) binds harder.
-        TrainingProtocol(
-            name="fbnet-fmnist14-quarter-e4-v1",
-            space="fbnet",
-            network={"width_multiplier": 0.25},
-            weight_decay=5e-4,
-            label_smoothing=0.1,
-        ),
+        _fbnet_variant("fbnet-fmnist14-quarter-e4-v1", width=0.25),
         # Harder-task pilots for FBNet (and one DARTS reading): 100 ordered pairs of classes, and an item among
         # fragments on a 24 x 24 canvas (nas_envs/groundtruth/tasks.py). Sized to about 150 CPU-seconds a training.
-        TrainingProtocol(
-            name="fbnet-pairs100-half-e4-v1",
-            space="fbnet",
-            network={"width_multiplier": 0.5},
-            task="pairs100",
-            n_train=16_000,
-            epochs=4,
-            weight_decay=5e-4,
-            label_smoothing=0.1,
-            hflip=False,
-        ),
-        TrainingProtocol(
-            name="fbnet-clutter24-half-e4-v1",
-            space="fbnet",
-            network={"width_multiplier": 0.5},
-            task="clutter24",
-            n_train=9_000,
-            epochs=4,
-            weight_decay=5e-4,
-            label_smoothing=0.1,
-        ),
+        _fbnet_variant("fbnet-pairs100-half-e4-v1", task="pairs100", n_train=16_000, hflip=False),
+        _fbnet_variant("fbnet-clutter24-half-e4-v1", task="clutter24", n_train=9_000),
     )
 }
 #: the protocol of each family's newest bundle (read from the catalogue)

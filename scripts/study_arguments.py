@@ -1,0 +1,14 @@
+"""Command-line options shared by the surrogate study scripts (``xgb_features.py``, ``gin_settings.py``)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_judging_options(parser: argparse.ArgumentParser) -> None:
+    """Which records a study fits on and what it judges against."""
+    parser.add_argument("--records", type=int, default=None)
+    parser.add_argument("--noise-architectures", type=int, default=None,
+                        help="judge on the first N noise-subset architectures (the subset grows too)")
+    parser.add_argument("--noise-subset", action="store_true",
+                        help="fit on all training records, score against the noise subset's seed means")
