@@ -6,6 +6,7 @@ import pytest
 from nas_envs.cli import main
 from nas_envs.groundtruth.analysis import (
     MIN_OFFSET_RECORDS,
+    curve_summary,
     device_agreement,
     device_offsets,
     loss_noise_summary,
@@ -187,3 +188,23 @@ def test_measurement_share_recovers_the_per_image_noise_of_two_fixed_image_sets(
     assert out["val_measurement_std"] == pytest.approx(0.003, rel=0.15)
     assert out["measurement_share_of_val_seed_variance"] == pytest.approx(0.09 / (0.16 + 0.09), rel=0.2)
     assert measurement_share(records[:3], n_val) == {"architectures": 1}
+
+
+def test_curve_summary_reads_rankings_and_seed_deviations_across_epochs():
+    rng = np.random.default_rng(0)
+    finals = rng.uniform(0.8, 0.9, size=20)
+    # epoch 1 ranks the architectures in reverse, epoch 2 like the final epoch
+    random = [{"arch": f"r{i}", "subset": "train", "source": "random", "val_accuracy": f,
+               "val_accuracy_curve": [1.7 - f, f - 0.1, f]} for i, f in enumerate(finals)]
+    noise = []
+    for arch, base in (("a", 0.8), ("b", 0.85)):
+        for deviation in (-0.01, 0.0, 0.01):  # the same deviation at every epoch but the first, which flips it
+            noise.append({"arch": arch, "subset": "noise", "source": "random", "val_accuracy": base + deviation,
+                          "val_accuracy_curve": [base - 3 * deviation, base + 2 * deviation, base + deviation]})
+    out = curve_summary(random + noise)
+    assert out["random_trainings"] == 20 and out["epochs"] == 3
+    np.testing.assert_allclose(out["kendall_tau_with_final_by_epoch"], [-1.0, 1.0, 1.0])
+    np.testing.assert_allclose(out["seed_deviation_correlation_with_final_by_epoch"], [-1.0, 1.0, 1.0])
+    np.testing.assert_allclose(out["seed_deviation_correlation_with_previous_epoch"], [-1.0, 1.0])
+    np.testing.assert_allclose(out["noise_seed_std_by_epoch"], [0.03, 0.02, 0.01])
+    assert curve_summary(random[:5]) is None  # too few random trainings to rank

@@ -177,9 +177,41 @@ def summary(records: list[dict], metric: str = "val_accuracy", seconds: str = "t
         **_cpu_seconds(records),
         "noise": noise_summary(records, metric),
         **({"noise_val_loss": loss_noise_summary(records)} if metric == "val_accuracy" else {}),
+        **({"learning_curves": curves} if metric == "val_accuracy" and (curves := curve_summary(records)) else {}),
         **({"noise_measurement": measurement_share(records, n_val)}
            if n_val and any("reserve_accuracy" in r for r in records) else {}),
     }
+
+
+def curve_summary(records: list[dict], minimum: int = 10) -> dict | None:
+    """What the learning curves say about lower fidelities (None with fewer than ``minimum`` random trainings).
+
+    From uniformly random training records: how the ranking after each epoch agrees with the final one (Kendall
+    tau; what makes an early epoch useful to a multi-fidelity optimiser). From the noise subset, per epoch: the mean
+    seed std, and how a training's deviation from its architecture's seed mean correlates with its deviation at
+    the last epoch and with its deviation at the epoch before (the noise of one curve is one draw, not a draw per
+    epoch)."""
+    from scipy import stats
+
+    random = [r for r in records if r["subset"] == "train" and r["source"] == "random" and r.get("val_accuracy_curve")]
+    if len(random) < minimum or len({len(r["val_accuracy_curve"]) for r in random}) != 1:
+        return None
+    curves = np.array([r["val_accuracy_curve"] for r in random])
+    epochs = curves.shape[1]
+    out: dict = {"random_trainings": len(random), "epochs": epochs,
+                 "kendall_tau_with_final_by_epoch": [float(stats.kendalltau(curves[:, e], curves[:, -1]).statistic)
+                                                     for e in range(epochs)]}
+    groups = [np.array([r["val_accuracy_curve"] for r in group]) for group in noise_groups(records).values()
+              if all(len(r.get("val_accuracy_curve", ())) == epochs for r in group)]
+    if len(groups) >= 2:
+        deviations = np.concatenate([g - g.mean(axis=0) for g in groups])
+        correlation = np.corrcoef(deviations.T)
+        out["noise_architectures"] = len(groups)
+        out["noise_seed_std_by_epoch"] = [float(np.mean([g[:, e].std(ddof=1) for g in groups])) for e in range(epochs)]
+        out["seed_deviation_correlation_with_final_by_epoch"] = [float(c) for c in correlation[-1]]
+        out["seed_deviation_correlation_with_previous_epoch"] = [float(correlation[e, e - 1])
+                                                                  for e in range(1, epochs)]
+    return out
 
 
 def measurement_share(records: list[dict], n_val: int) -> dict:
