@@ -74,7 +74,7 @@ BUILTIN_FAMILIES: tuple[Family, ...] = (
         env="nas_envs.envs.darts:SurrNASDartsEnv", vector_env="nas_envs.envs.darts:SurrNASDartsVectorEnv",
         releases=(Release("SurrNAS-DARTS-v0", "darts-v0", "darts"),), reward="validation accuracy",
         surrogates=_SURROGATES, default_surrogate="xgb", protocol="darts-fmnist14-c8l8-e4-v1",
-        network="nas_envs.groundtruth.darts_net:build", fit=_SURROGATE_FIT, models=("xgb", "gin", "runtime"),
+        network="nas_envs.groundtruth.darts_net:build", fit=_SURROGATE_FIT, models=("xgb", "gin", "runtime", "curve"),
     ),
     Family(
         name="fbnet", space="nas_envs.spaces.fbnet:FBNetSpace", benchmarks=("fbnet",),
@@ -82,7 +82,7 @@ BUILTIN_FAMILIES: tuple[Family, ...] = (
         env="nas_envs.envs.fbnet:SurrNASFBNetEnv", vector_env="nas_envs.envs.fbnet:SurrNASFBNetVectorEnv",
         releases=(Release("SurrNAS-FBNet-v0", "fbnet-v0", "fbnet"),), reward="validation accuracy",
         surrogates=_SURROGATES, default_surrogate="xgb", protocol="fbnet-fmnist14-half-e4-v1",
-        network="nas_envs.groundtruth.fbnet_net:build", fit=_SURROGATE_FIT, models=("xgb", "gin", "runtime"),
+        network="nas_envs.groundtruth.fbnet_net:build", fit=_SURROGATE_FIT, models=("xgb", "gin", "runtime", "curve"),
     ),
     Family(
         name="cityseg", space="nas_envs.spaces.cityseg:CitySegSpace",

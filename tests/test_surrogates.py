@@ -313,7 +313,8 @@ def test_r2_ceiling_on_known_noise():
     seeds = [np.array([0.80, 0.82]), np.array([0.90, 0.92])]  # seed variance 0.0002 each; seed means 0.81, 0.91
     data = Dataset(genes=np.zeros((3, 1)), targets={"val_accuracy": np.array([0.80, 0.85, 0.90])},
                    sources=np.array(["random"] * 3), keys=np.array(["a", "b", "c"]), noise_genes=np.zeros((2, 1)),
-                   noise_targets={"val_accuracy": seeds}, noise={}, device_offsets={}, data_sha256="", data_lines=5)
+                   noise_targets={"val_accuracy": seeds}, noise={}, learning_curves=None, device_offsets={},
+                   data_sha256="", data_lines=5)
     ceiling = r2_ceilings(data, "val_accuracy")
     assert ceiling["held_out_single_seed"] == pytest.approx(1 - 0.0002 / 0.0025)  # variance of 0.80, 0.85, 0.90
     assert ceiling["noise_subset_seed_means"] == pytest.approx(1 - 0.0001 / 0.005)  # 0.0002 / 2 over var(0.81, 0.91)

@@ -33,18 +33,45 @@ class Benchmark(ABC):
     space: SearchSpace
     objectives: tuple[str, ...]
     directions: dict[str, int]
+    #: the epochs of the trainings, when the benchmark also answers after fewer of them (``evaluate(epochs=k)``)
+    epochs: int | None = None
 
-    def evaluate(self, archs: Architectures, noise: bool = True,
-                 seed: int | np.random.Generator | None = None) -> dict[str, np.ndarray]:
+    def evaluate(self, archs: Architectures, noise: bool = True, seed: int | np.random.Generator | None = None,
+                 epochs: int | None = None) -> dict[str, np.ndarray]:
         """Objectives of a batch of architectures: genes ``(N, D)``, a list of genes, strings, or one string.
 
         Noisy draws come from ``numpy.random.default_rng(seed)`` only: the same seed gives the same values in
-        every process. ``noise=False`` gives the models' means.
+        every process. ``noise=False`` gives the models' means. ``epochs``: the objectives after that many epochs
+        of training, 1 to :attr:`epochs` (default: all of them), for a benchmark with a learning-curve model
+        (:meth:`evaluate_genes_at`).
         """
         genes = self.space.as_batch(archs)
+        epochs = self._check_epochs(epochs)
         if not len(genes):
             return {name: np.empty(0) for name in self.objectives}
-        return self.evaluate_genes(genes, check_flag("noise", noise), np.random.default_rng(seed))
+        noise, rng = check_flag("noise", noise), np.random.default_rng(seed)
+        return self.evaluate_genes(genes, noise, rng) if epochs is None else self.evaluate_genes_at(genes, noise,
+                                                                                                   rng, epochs)
+
+    def _check_epochs(self, epochs: object) -> int | None:
+        """``None`` for the final training state (``epochs`` left out or all of them), else the fewer epochs asked."""
+        if epochs is None:
+            return None
+        if isinstance(epochs, (bool, np.bool_)) or not isinstance(epochs, (int, np.integer)):
+            raise TypeError(f"epochs must be an integer number of epochs or None, got {type(epochs).__name__} "
+                            f"{epochs!r}")
+        if self.epochs is None:
+            raise ValueError(f"{self.name} answers for the final training state only (its bundle has no "
+                             "learning-curve model); leave epochs out")
+        if not 1 <= epochs <= self.epochs:
+            raise ValueError(f"epochs must be in 1..{self.epochs} for {self.name}, got {epochs}")
+        return None if epochs == self.epochs else int(epochs)
+
+    def evaluate_genes_at(self, genes: np.ndarray, noise: bool, rng: np.random.Generator, epochs: int
+                          ) -> dict[str, np.ndarray]:
+        """:meth:`evaluate_genes` after ``epochs`` (fewer than :attr:`epochs`), for benchmarks with a learning-curve
+        model."""
+        raise NotImplementedError(f"{self.name} has no learning-curve model")
 
     @abstractmethod
     def evaluate_genes(self, genes: np.ndarray, noise: bool, rng: np.random.Generator) -> dict[str, np.ndarray]:

@@ -1,6 +1,7 @@
 """The kinds of surrogate a benchmark bundles, and how each turns architectures into its inputs.
 
-``xgb`` and ``gin`` predict validation and test accuracy; ``runtime`` (a bootstrap ridge ensemble on the space's
+``xgb`` and ``gin`` predict validation and test accuracy; ``curve`` the validation accuracy after each epoch (the
+learning curve, for multi-fidelity queries); ``runtime`` (a bootstrap ridge ensemble on the space's
 cost features) predicts the log of a training's CPU seconds and serves both. Each kind knows its targets, its input
 encoding (from the space and the bundle's exact cost table), how to fit and save an ensemble for all its targets at
 once, and how to load it back as a predictor of ``(N, members, targets)``; fitting
@@ -159,8 +160,16 @@ class GINKind:
         return GINEnsemble.load(folder, count=sum(p.suffix == ".pt" for p in paths))
 
 
+#: the epochs of the learning curves that the ``curve`` kind models: those of the DARTS and FBNet protocols
+CURVE_EPOCHS = 4
+#: validation accuracy after each epoch, the targets of the ``curve`` kind
+CURVE_TARGETS: tuple[str, ...] = tuple(f"val_accuracy_epoch_{epoch}" for epoch in range(1, CURVE_EPOCHS + 1))
+
 MODEL_KINDS: dict[str, ForestKind | RidgeKind | GINKind] = {
     "xgb": ForestKind("xgb", ("val_accuracy", "test_accuracy")),
+    # one ensemble per epoch: on the DARTS data it reads the later epochs better than one ensemble with the epoch as
+    # an input (python scripts/curve_models.py)
+    "curve": ForestKind("curve", CURVE_TARGETS),
     "runtime": RidgeKind("runtime", ("log_train_cpu_seconds",)),
     "gin": GINKind(),
 }

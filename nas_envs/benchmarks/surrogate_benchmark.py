@@ -9,7 +9,7 @@ import numpy as np
 
 from nas_envs.assets import Bundle
 from nas_envs.benchmarks.base import Benchmark
-from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings, Predictor, load_bundled
+from nas_envs.benchmarks.model_kinds import CURVE_EPOCHS, MODEL_KINDS, Encodings, Predictor, load_bundled
 from nas_envs.extras import require_installed
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
@@ -93,16 +93,31 @@ class SurrogateBenchmark(Benchmark):
         """Params and FLOPs (exactly linear in the space's cost features)."""
         return Encodings(self.space, genes, self.cost_table).costs
 
+    @property
+    def epochs(self) -> int | None:
+        """The epochs of the trainings when the bundle holds a learning-curve model (``curve``), else None."""
+        return CURVE_EPOCHS if "curve" in self.manifest.get("models", {}) else None
+
+    @cached_property
+    def _curve_model(self) -> Predictor:
+        return load_bundled("curve", self.manifest["models"]["curve"], self.bundle_dir, self.space.name)
+
+    def _calibration(self, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Over ``kind``'s targets: the spread scale and the range ``[low, high]`` of one training's noise std."""
+        entry, targets = self.manifest["models"][kind], MODEL_KINDS[kind].targets
+        ranges = [entry["noise_range"][target] or (0.0, np.inf) for target in targets]
+        return (np.array([entry["noise_scale"][target] for target in targets]),
+                np.array([low for low, _ in ranges]), np.array([high for _, high in ranges]))
+
     @cached_property
     def _noise_calibration(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Per kind, over its targets: the spread scale and the range ``[low, high]`` of one training's noise std."""
-        calibration = {}
-        for kind in self.kinds:
-            entry, targets = self.manifest["models"][kind], MODEL_KINDS[kind].targets
-            ranges = [entry["noise_range"][target] or (0.0, np.inf) for target in targets]
-            calibration[kind] = (np.array([entry["noise_scale"][target] for target in targets]),
-                                 np.array([low for low, _ in ranges]), np.array([high for _, high in ranges]))
-        return calibration
+        return {kind: self._calibration(kind) for kind in (*self.kinds, "curve") if kind in self.manifest["models"]}
+
+    def _kind_mean_and_noise(self, kind: str, model: Predictor, encodings: Encodings
+                             ) -> tuple[np.ndarray, np.ndarray]:
+        """``kind``'s ensemble mean and calibrated noise std, each ``(N, targets)``."""
+        mean, std = ensemble_mean_std(model.predict(MODEL_KINDS[kind].inputs(encodings)))
+        return mean, noise_std(std, *self._noise_calibration[kind])
 
     def mean_and_noise_std(self, genes: np.ndarray, encodings: Encodings | None = None
                            ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -113,8 +128,7 @@ class SurrogateBenchmark(Benchmark):
         encodings = Encodings(self.space, genes, self.cost_table) if encodings is None else encodings
         per_target: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         for kind, model in self._models.items():
-            mean, std = ensemble_mean_std(model.predict(MODEL_KINDS[kind].inputs(encodings)))  # (N, targets) each
-            noise = noise_std(std, *self._noise_calibration[kind])
+            mean, noise = self._kind_mean_and_noise(kind, model, encodings)
             for column, target in enumerate(MODEL_KINDS[kind].targets):
                 per_target.setdefault(target, []).append((mean[:, column], noise[:, column]))
         return {target: pairs[0] if len(pairs) == 1 else
@@ -124,12 +138,18 @@ class SurrogateBenchmark(Benchmark):
     def evaluate_genes(self, genes: np.ndarray, noise: bool, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Accuracies (fractions in [0, 1]) and training time drawn around the ensemble means with the ensembles'
         calibrated spread (``noise=True``), or the means; params and FLOPs exact."""
-        encodings = Encodings(self.space, genes, self.cost_table)
+        return self._evaluate(genes, noise, rng, Encodings(self.space, genes, self.cost_table))[0]
+
+    def _evaluate(self, genes: np.ndarray, noise: bool, rng: np.random.Generator, encodings: Encodings
+                  ) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+        """:meth:`evaluate_genes`, and the standard normal draw of each architecture's final accuracy (None without
+        noise)."""
         with inference_threads():
             predicted = self.mean_and_noise_std(genes, encodings)
         (val_mean, val_noise), (test_mean, test_noise) = predicted["val_accuracy"], predicted["test_accuracy"]
         log_time_mean, log_time_noise = predicted["log_train_cpu_seconds"]
         out: dict[str, np.ndarray] = {}
+        z = None
         if noise:
             # One training outcome per architecture: validation and test accuracy share the draw.
             z = rng.standard_normal(len(genes))
@@ -142,7 +162,39 @@ class SurrogateBenchmark(Benchmark):
         out["val_accuracy"] = np.clip(out["val_accuracy"], 0.0, 1.0)
         out["test_accuracy"] = np.clip(out["test_accuracy"], 0.0, 1.0)
         out.update(encodings.costs)
+        return out, z
+
+    def evaluate_genes_at(self, genes: np.ndarray, noise: bool, rng: np.random.Generator, epochs: int
+                          ) -> dict[str, np.ndarray]:
+        """The objectives after ``epochs`` of the trainings' epochs (fewer than all): validation accuracy from the
+        learning-curve model, the simulated seconds of that share of the training (the protocols' epochs are alike:
+        the same steps and one validation each), params and FLOPs; test accuracy is NaN (trainings measure it after
+        the last epoch only). With noise, an architecture's curve is one draw: its deviation at each epoch is
+        correlated with the others and with the final accuracy's as measured on the noise subset
+        (``learning_curves`` in the manifest's ``data``), drawn after the final accuracy's, so the same seed gives
+        the points of one curve, and its last point is what :meth:`evaluate_genes` returns."""
+        encodings = Encodings(self.space, genes, self.cost_table)
+        out, z = self._evaluate(genes, noise, rng, encodings)
+        with inference_threads():
+            mean, noise_of_epoch = self._kind_mean_and_noise("curve", self._curve_model, encodings)
+        value = mean[:, epochs - 1]
+        if z is not None:
+            value = value + noise_of_epoch[:, epochs - 1] * self._curve_deviations(z, rng)[:, epochs - 1]
+        out["val_accuracy"] = np.clip(value, 0.0, 1.0)
+        out["test_accuracy"] = np.full(len(genes), np.nan)
+        out["train_time_s"] = out["train_time_s"] * epochs / CURVE_EPOCHS
         return out
+
+    def _curve_deviations(self, z: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Standard normal deviations ``(N, epochs)`` of each architecture's curve whose last column is ``z`` and
+        whose correlation across epochs is the measured one (Gaussian, conditional on the last epoch)."""
+        correlation = np.asarray(self.manifest["data"]["learning_curves"]["seed_deviation_correlation"])
+        with_final = correlation[:-1, -1]
+        covariance = correlation[:-1, :-1] - np.outer(with_final, with_final)
+        values, vectors = np.linalg.eigh(covariance)  # a measured matrix: clip what rounding leaves below zero
+        root = vectors * np.sqrt(np.clip(values, 0.0, None))
+        earlier = z[:, None] * with_final[None, :] + rng.standard_normal((len(z), len(with_final))) @ root.T
+        return np.column_stack([earlier, z])
 
 
 def make_surrogate_benchmark(name: str, bundle: "str | os.PathLike", surrogate: str | None) -> SurrogateBenchmark:

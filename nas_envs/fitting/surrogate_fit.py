@@ -27,9 +27,17 @@ from nas_envs.assets import (
     resolve_bundle,
     write_manifest,
 )
-from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings, PooledKinds, load_bundled_kind, model_kind
+from nas_envs.benchmarks.model_kinds import (
+    CURVE_EPOCHS,
+    CURVE_TARGETS,
+    MODEL_KINDS,
+    Encodings,
+    PooledKinds,
+    load_bundled_kind,
+    model_kind,
+)
 from nas_envs.files import replace_folder
-from nas_envs.groundtruth.analysis import device, device_offsets, noise_groups, noise_summary
+from nas_envs.groundtruth.analysis import curve_summary, device, device_offsets, noise_groups, noise_summary
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from nas_envs.groundtruth.records import snapshot
 from nas_envs.progress import progress
@@ -51,13 +59,14 @@ class Dataset:
     noise_genes: np.ndarray
     noise_targets: dict[str, list[np.ndarray]]  # per target, per architecture: the value of each seed
     noise: dict  # seed noise against architecture spread, see noise_summary
+    learning_curves: dict | None  # ranking and seed noise by epoch, see curve_summary
     device_offsets: dict  # added to other devices' accuracies to put them on the CPU's scale, see device_offsets
     data_sha256: str  # of exactly the lines read
     data_lines: int
 
 
 ACCURACY_TARGETS = ("val_accuracy", "test_accuracy")
-TARGETS = (*ACCURACY_TARGETS, "log_train_cpu_seconds")
+TARGETS = (*ACCURACY_TARGETS, "log_train_cpu_seconds", *CURVE_TARGETS)
 
 
 def targets_of(records: list[dict], offsets: dict[str, dict]) -> dict[str, np.ndarray]:
@@ -65,13 +74,20 @@ def targets_of(records: list[dict], offsets: dict[str, dict]) -> dict[str, np.nd
     :func:`~nas_envs.groundtruth.analysis.device_offsets`): the noise subset, the collection's bulk and the
     benchmark's scale are the CPU's. The simulated clock is one CPU core's: the runtime target is the training's CPU
     seconds, which other work on the machine does not inflate (wall-clock seconds it does). Records without them
-    (GPU trainings; CPU trainings from before the field existed) have NaN there."""
+    (GPU trainings; CPU trainings from before the field existed) have NaN there. The learning-curve targets are the
+    CPU's curves only (the device offsets are measured on final accuracies), NaN elsewhere."""
     def accuracy(metric: str) -> np.ndarray:
         return np.array([r[metric] + offsets.get(device(r), {}).get(metric, {}).get("offset", 0.0) for r in records])
 
+    def curve(record: dict) -> list[float]:
+        values = record.get("val_accuracy_curve") or ()
+        return list(values) if device(record) == "cpu" and len(values) == CURVE_EPOCHS else [np.nan] * CURVE_EPOCHS
+
+    curves = np.array([curve(r) for r in records], dtype=np.float64).reshape(len(records), CURVE_EPOCHS)
     return {
         **{metric: accuracy(metric) for metric in ACCURACY_TARGETS},
         "log_train_cpu_seconds": np.log([r.get("train_cpu_seconds", np.nan) for r in records]),
+        **{target: curves[:, column] for column, target in enumerate(CURVE_TARGETS)},
     }
 
 
@@ -94,6 +110,7 @@ def load_dataset(path: Path, protocol: str, correct_devices: bool = True) -> Dat
         noise_genes=np.array([g[0]["genes"] for g in repeated], dtype=np.int64).reshape(len(repeated), -1),
         noise_targets={t: [g[t] for g in per_group] for t in TARGETS},
         noise=noise_summary(records),
+        learning_curves=curve_summary(records),
         device_offsets=offsets,
         data_sha256=digest,
         data_lines=lines,
@@ -334,7 +351,8 @@ def fit_surrogate(
         every_file,
         space=space_name,
         protocol=protocol_name,
-        data={"file": source_path.name, "noise": data.noise, "device_offsets": data.device_offsets},
+        data={"file": source_path.name, "noise": data.noise, "device_offsets": data.device_offsets,
+              "learning_curves": data.learning_curves},
         models=models,
     )
     return models[kind]

@@ -211,6 +211,7 @@ def curve_summary(records: list[dict], minimum: int = 10) -> dict | None:
         out["seed_deviation_correlation_with_final_by_epoch"] = [float(c) for c in correlation[-1]]
         out["seed_deviation_correlation_with_previous_epoch"] = [float(correlation[e, e - 1])
                                                                   for e in range(1, epochs)]
+        out["seed_deviation_correlation"] = correlation.round(6).tolist()
     return out
 
 
