@@ -255,3 +255,20 @@ def test_the_percentile_reward_averages_one_half_on_its_reference_distribution()
     reference = benchmark.random_reference()
     scores = benchmark.score(benchmark.evaluate(benchmark.space.sample(2000, seed=5), noise=False))
     assert abs(np.mean(np.searchsorted(reference, scores) / len(reference)) - 0.5) < 0.03
+
+
+def test_command_messages_reach_the_stderr_of_the_moment():
+    """Notebooks and captures swap sys.stderr between commands: the messages follow, none go to an old stream."""
+    import contextlib
+    import io
+    import logging
+
+    from nas_envs.cli import configure_output
+
+    configure_output(quiet=False)
+    for _ in range(2):
+        buffer = io.StringIO()
+        with contextlib.redirect_stderr(buffer):
+            configure_output(quiet=False)
+            logging.getLogger("nas_envs.agents.runner").warning("seeds already there")
+        assert buffer.getvalue() == "seeds already there\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 from nas_envs.cli import experiments, groundtruth, surrogates
@@ -39,15 +40,26 @@ def dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
         return 2
 
 
+class _CurrentStderr(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a record is emitted (a ``StreamHandler`` keeps the stream it was
+    made with, so a caller that swaps ``sys.stderr`` between commands, as notebooks and test captures do, would
+    lose the messages)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value) -> None:
+        pass
+
+
 def configure_output(quiet: bool) -> None:
     """The library logs and shows tqdm progress on stderr; ``--quiet`` silences both (results still print)."""
-    import logging
-
     logger = logging.getLogger("nas_envs")
-    if not any(getattr(h, "nas_envs_cli", False) for h in logger.handlers):
-        handler = logging.StreamHandler()  # the current sys.stderr, looked up when a record is emitted
+    if not any(isinstance(h, _CurrentStderr) for h in logger.handlers):
+        handler = _CurrentStderr()
         handler.setFormatter(logging.Formatter("%(message)s"))
-        handler.nas_envs_cli = True
         logger.addHandler(handler)
     logger.setLevel(logging.ERROR if quiet else logging.INFO)
 
