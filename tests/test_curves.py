@@ -72,3 +72,29 @@ def test_the_curve_model_is_judged_per_epoch_in_its_manifest(curve_bundle):
     assert set(noise) == set(entry["targets"]) and all(noise[t]["surrogate_n"] >= 100 for t in noise)
     # the later epochs are predicted better than the first, whose seed noise dominates
     assert noise["val_accuracy_epoch_4"]["surrogate_r2"] > noise["val_accuracy_epoch_1"]["surrogate_r2"]
+
+
+def test_multi_fidelity_searches_keep_to_the_budget_and_charge_only_the_epochs_they_add(curve_bundle):
+    from nas_envs.agents.hyperband import hyperband, random_search, successive_halving
+
+    bench = nas_envs.make_benchmark("darts", bundle=curve_bundle)
+    budget = 4 * 3600.0
+    for search in (random_search, successive_halving, hyperband):
+        rows = search(bench, budget, seed=0)
+        assert rows and rows[-1]["sim_time"] <= budget
+        incumbents = [r["incumbent_val_accuracy"] for r in rows if np.isfinite(r["incumbent_val_accuracy"])]
+        assert incumbents == sorted(incumbents)  # the best fully trained architecture only improves
+        finished = [r for r in rows if r["epochs"] == bench.epochs]
+        assert max(r["val_accuracy"] for r in finished) == rows[-1]["incumbent_val_accuracy"]
+        assert all(np.diff([r["sim_time"] for r in rows]) > 0)
+    # a promoted architecture is charged the epochs it adds: one epoch, then one more, then two more, each at the
+    # same per-epoch cost (its one training-time draw)
+    rows = successive_halving(bench, budget, seed=0)
+    charged = np.diff([0.0] + [r["sim_time"] for r in rows])
+    first = {r["architecture"]: c for r, c in zip(rows, charged) if r["epochs"] == 1}
+    for row, cost in zip(rows, charged):
+        np.testing.assert_allclose(cost, first[row["architecture"]] * {1: 1, 2: 1, 4: 2}[row["epochs"]])
+    assert {r["epochs"] for r in random_search(bench, budget, seed=0)} == {bench.epochs}
+    assert {r["epochs"] for r in successive_halving(bench, budget, seed=0)} == {1, 2, 4}
+    with pytest.raises(ValueError, match="no learning-curve model"):
+        successive_halving(nas_envs.make_benchmark("darts"), budget)
