@@ -1,4 +1,4 @@
-"""The README's code runs as printed, and twice gives the same output (everything it draws from is seeded)."""
+"""The docs: the README's code runs as printed, every generated page is fresh, every file they name exists."""
 
 import json
 import re
