@@ -98,3 +98,12 @@ def test_multi_fidelity_searches_keep_to_the_budget_and_charge_only_the_epochs_t
     assert {r["epochs"] for r in successive_halving(bench, budget, seed=0)} == {1, 2, 4}
     with pytest.raises(ValueError, match="no learning-curve model"):
         successive_halving(nas_envs.make_benchmark("darts"), budget)
+
+
+def test_the_model_card_of_a_bundle_with_curves_shows_quality_and_rank_agreement_per_epoch(curve_bundle, tmp_path):
+    assert main(["--quiet", "model-card", "darts", "--bundle", str(curve_bundle), "--out", str(tmp_path)]) == 0
+    card = (tmp_path / f"{curve_bundle.name}.md").read_text()
+    section = card[card.index("## Learning curves"):]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert [row.split(" | ")[0] for row in rows] == ["| 1", "| 2", "| 3", "| 4"]
+    assert rows[-1].endswith("| 1.00 |")  # the last epoch ranks like itself

@@ -172,6 +172,8 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
             noise = point["noise_subset"]["val_accuracy"]
             lines.append(f"| {point['records']} | {point['held_out']['val_accuracy']['r2']:.2f} | "
                          f"{noise['surrogate_r2']:.2f} | {noise['surrogate_sparse_kendall_tau']:.2f} |")
+    if "curve" in models:
+        lines += ["", *_curve_rows(models["curve"], manifest["data"].get("learning_curves") or {})]
     incumbents = _incumbent_rows(space)
     if incumbents:
         lines += ["", "## Incumbents of searches, trained for real", "",
@@ -179,6 +181,26 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
                   "(noisy draws, the best of many), the surrogate's noise-free mean, and the training.", "",
                   "| list | incumbents | observed | surrogate mean | measured | random architectures |",
                   "| --- | --- | --- | --- | --- | --- |", *incumbents]
+    return lines
+
+
+def _curve_rows(entry: dict, curves: dict) -> list[str]:
+    """The learning-curve model judged per epoch (as fitted), beside how the measured ranking after each epoch agrees
+    with the final one."""
+    taus = curves.get("kendall_tau_with_final_by_epoch", [])
+    lines = ["## Learning curves (validation accuracy after each epoch, `evaluate(archs, epochs=k)`)", "",
+             "Per epoch: the curve model on the held-out split and on the noise subset's seed means (never fitted "
+             "on), and the Kendall tau between the measured accuracies after that epoch and after the last "
+             f"({curves.get('random_trainings', '?')} uniformly random trainings).", "",
+             "| epoch | held-out R2 | noise subset R2 | sparse Kendall tau | MAE | one training's MAE | measured "
+             "rank agreement with the last epoch |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for epoch, target in enumerate(entry["targets"]):
+        held, noise = entry["held_out_metrics"].get(target), entry["noise_subset"].get(target)
+        tau = f"{taus[epoch]:.2f}" if epoch < len(taus) else "-"
+        lines.append(f"| {epoch + 1} | {held['r2']:.2f} | {noise['surrogate_r2']:.2f} | "
+                     f"{noise['surrogate_sparse_kendall_tau']:.2f} | {_pct(noise['surrogate_mae'])} | "
+                     f"{_pct(noise['single_training_mae'])} | {tau} |" if held and noise else
+                     f"| {epoch + 1} | - | - | - | - | - | {tau} |")
     return lines
 
 
