@@ -4,9 +4,9 @@
     python scripts/record_output.py NAME --shell "for a in rs re; do ...; done; nas-envs plot ..."
 
 Writes ``docs/results/outputs/NAME.json``: the command as given, its standard output, the date, the commit of the
-checkout (with ``+changes`` when it had uncommitted changes) and the machine. ``python scripts/build_docs.py``
-puts it into the pages whose templates name it (``{{output NAME}}``); a page never shows a number that no recorded
-command printed. The command runs from the repository root; it must succeed.
+checkout (with ``+changes`` when its code, :data:`CODE`, had uncommitted changes) and the machine.
+``python scripts/build_docs.py`` puts it into the pages whose templates name it (``{{output NAME}}``); a page never
+shows a number that no recorded command printed. The command runs from the repository root; it must succeed.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from nas_envs.files import write_atomically
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUTS = ROOT / "docs" / "results" / "outputs"
+CODE = ("nas_envs", "scripts", "pyproject.toml")
 
 
 def machine() -> str:
@@ -43,8 +44,9 @@ def machine() -> str:
 def commit() -> str:
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                           check=True).stdout.strip()
-    changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
-                             text=True, check=True).stdout.strip()
+    # the code that makes outputs: a figure rewritten by an earlier recording is not a change of the code
+    changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", *CODE], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout.strip()
     return f"{head}+changes" if changed else head
 
 
