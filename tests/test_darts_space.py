@@ -211,3 +211,26 @@ def test_hostile_genotype_strings_are_refused_without_expanding_anything(replace
         SPACE.from_string("Genotype(" + " " * 5000 + ")")
     published = SPACE.to_string(SPACE.sample(seed=0)).replace("[2, 3, 4, 5]", "range(2, 6)")
     np.testing.assert_array_equal(SPACE.from_string(published), SPACE.sample(seed=0))  # as the DARTS code prints
+
+
+def test_masks_come_from_a_read_only_table_that_agrees_with_the_rule():
+    """The rule: a node's first input leaves room for a larger second; the second is larger than the first and
+    at most the node's own index; ops are free."""
+    space = DartsSpace()
+    rng = np.random.default_rng(0)
+    for genes in space.sample(50, seed=1):
+        for step in range(space.num_decisions):
+            mask = space.action_mask(genes[:step])
+            node, slot = (step % 16) // 4, step % 4
+            expected = np.zeros(7, dtype=np.int8)
+            if slot == 0:
+                expected[: node + 1] = 1
+            elif slot == 2:
+                expected[genes[step - 2] + 1 : node + 2] = 1
+            else:
+                expected[:] = 1
+            np.testing.assert_array_equal(mask, expected)
+    mask = space.action_mask(np.zeros(0, dtype=np.int64))
+    with pytest.raises(ValueError):
+        mask[0] = 0  # a shared row: writing to it would change every later mask
+    assert not space.action_mask(rng.integers(5, 9, size=2)).any()  # a prefix no environment builds: nothing legal

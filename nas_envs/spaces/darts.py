@@ -71,18 +71,15 @@ class DartsSpace(SearchSpace):
 
     # --- sequential decisions -------------------------------------------------------------------------------
     def action_mask(self, prefix: np.ndarray) -> np.ndarray:
+        """A read-only row of a table built once: a mask depends only on the decision and, for a node's second
+        input, on its first (so that stepping an environment allocates no mask)."""
         step = len(prefix)
         if not 0 <= step < self.num_decisions:
             raise ValueError(f"darts: decision index must be in [0, {self.num_decisions}), got {step}")
-        _, node, slot = _position(step)
-        mask = np.zeros(self.num_actions, dtype=np.int8)
-        if slot == _IN_A:  # leave room for a larger second input
-            mask[: node + 1] = 1
-        elif slot == _IN_B:
-            mask[int(prefix[step - 2]) + 1 : node + 2] = 1
-        else:
-            mask[:] = 1
-        return mask
+        first_input = int(prefix[step - 2]) if step % GENES_PER_NODE == _IN_B else 0
+        if not 0 <= first_input <= NUM_NODES:  # a prefix no environment builds: no table row for it
+            return _mask(step, first_input)
+        return _ACTION_MASKS[step][first_input]
 
     def action_masks(self, genes: np.ndarray, steps: np.ndarray) -> np.ndarray:
         steps = np.asarray(steps, dtype=np.int64)
@@ -404,6 +401,22 @@ def _cell_depth_table() -> np.ndarray:
         depth[:, node + 2] = 1 + np.take_along_axis(depth, readable, axis=1).max(axis=1)
     return depth.max(axis=1).astype(np.float32).reshape([_INPUT_CODES**2] * (NUM_NODES - 1))
 
+
+def _mask(step: int, first_input: int) -> np.ndarray:
+    _, node, slot = _position(step)
+    mask = np.zeros(len(OPS), dtype=np.int8)
+    if slot == _IN_A:  # leave room for a larger second input
+        mask[: node + 1] = 1
+    elif slot == _IN_B:
+        mask[first_input + 1 : node + 2] = 1
+    else:
+        mask[:] = 1
+    mask.flags.writeable = False
+    return mask
+
+
+# per decision, per possible first input of the node (0 .. NUM_NODES): the legal next actions
+_ACTION_MASKS = tuple(tuple(_mask(step, first) for first in range(NUM_NODES + 1)) for step in range(2 * GENES_PER_CELL))
 
 _INPUT_PAIRS: tuple[list[tuple[int, int]], ...] = tuple(
     list(itertools.combinations(range(node + 2), 2)) for node in range(NUM_NODES)
