@@ -12,8 +12,9 @@
 #   OUT/checks/<protocol>-gpu-check.jsonl   (fbnet) the first noise-subset jobs again: the same jobs as CPU
 #                                records, to check that a GPU training is the same measurement; kept apart.
 # The start indices lie far above what the CPU collectors reach, so the two never train the same job.
-# SMOKE=1 runs the seconds-long smoke protocols instead (numbers that mean nothing), to test the script on a CPU:
-#   SMOKE=1 DEVICE=cpu scripts/collect_gpu.sh /tmp/burst 90 fbnet darts
+# SMOKE=1 runs the seconds-long smoke protocols instead (numbers that mean nothing), to test the script on a CPU;
+# JOBS=K stops each stream after K architectures instead of at the deadline only:
+#   SMOKE=1 DEVICE=cpu JOBS=2 scripts/collect_gpu.sh /tmp/burst 600 fbnet darts
 # Usage: [DEVICE=cuda PROBE_SECONDS=20 SMOKE=0] scripts/collect_gpu.sh OUT SECONDS [SPACE ...]
 set -uo pipefail
 out=${1:?output folder}
@@ -67,13 +68,14 @@ for space in "${spaces[@]}"; do
   region_workers=$(((share - quarter - half) / ${#regions[@]}))
   ((region_workers >= 1)) || region_workers=1
   if [[ $space == fbnet ]]; then
-    collect "$space" 1 --subset noise --n 4 --out "$out/checks/$(protocol_of "$space")-gpu-check.jsonl" &
+    checks=$((${JOBS:-4} < 4 ? ${JOBS:-4} : 4))
+    collect "$space" 1 --subset noise --n "$checks" --out "$out/checks/$(protocol_of "$space")-gpu-check.jsonl" &
   fi
-  collect "$space" "$quarter" --subset noise --start "$noise_from" --n $((noise_from + 1000)) \
+  collect "$space" "$quarter" --subset noise --start "$noise_from" --n $((noise_from + ${JOBS:-1000})) \
     --out "$out/$space-noise.jsonl" &
-  collect "$space" "$half" --start "$train_from" --n $((train_from + 10000)) --out "$out/$space-train.jsonl" &
+  collect "$space" "$half" --start "$train_from" --n $((train_from + ${JOBS:-10000})) --out "$out/$space-train.jsonl" &
   for region in "${regions[@]}"; do
-    collect "$space" "$region_workers" --source "$region" --start "$region_from" --n $((region_from + 1000)) \
+    collect "$space" "$region_workers" --source "$region" --start "$region_from" --n $((region_from + ${JOBS:-1000})) \
       --out "$out/$space-$region.jsonl" &
   done
 done
