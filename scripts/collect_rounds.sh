@@ -25,7 +25,9 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 snapshot=$(mktemp -d /tmp/nas-envs-collector.XXXXXX)
 git -C "$repo" archive HEAD nas_envs | tar -x -C "$snapshot"
 export NAS_ENVS_ASSETS=${NAS_ENVS_ASSETS:-$repo/assets} OMP_NUM_THREADS=1
-collect() { PYTHONPATH="$snapshot" python -m nas_envs.cli collect "$space" "${protocol[@]}" --workers 1 "$@"; }
+# From inside the snapshot: `python -m` puts the current directory first on sys.path, ahead of PYTHONPATH, so run
+# from a checkout it would import the working tree.
+collect() { (cd "$snapshot" && PYTHONPATH="$snapshot" python -m nas_envs.cli collect "$space" "${protocol[@]}" --workers 1 "$@"); }
 # Block r of a stream of k architectures per round: indices k*r .. k*(r+1)-1.
 block() { echo --start $(($1 * $2)) --n $(($1 * ($2 + 1))); }
 rounds_loop() {
