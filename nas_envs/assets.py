@@ -116,6 +116,7 @@ REPO_ASSETS = Path(__file__).resolve().parent.parent / "assets"
 #: Released bundles: name -> sha256 of its manifest.json. Never edit an entry: release a new name instead.
 RELEASED_BUNDLES: dict[str, str] = {
     "darts-v0": "b9b662231ef5fac124e2efea9a476c34077f2cc89e76c99046f9771300e86e8b",
+    "darts-mf-v0": "c53c0a795bb67a4a0be3bc5d789504d7515890f3bb3af59343afbfdda62964be",
     "fbnet-v0": "271c2c1f5ba270dfb57c49472b61cca9b70b671523359277c022f4a72e4907a1",
     "cityseg-v0": "41f6bd20d45e261a287c56f7d297a6e26644b81a84ec152a28d980c1534c6d7d",
 }

@@ -29,6 +29,9 @@ class Release:
     bundle: str
     benchmark: str
     kwargs: Mapping[str, Any] = field(default_factory=dict)  # further constructor arguments, e.g. {"problem": 3}
+    # "module:Class" of environments other than the family's (a variant such as multi-fidelity); "": the family's
+    env: str = ""
+    vector_env: str = ""
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,7 @@ class Family:
     factory: str  # "module:function": (benchmark name, bundle, surrogate or None) -> Benchmark
     env: str  # "module:Class" of the single environment
     vector_env: str  # "module:Class" of the native vector environment
-    releases: tuple[Release, ...]  # oldest first; the last one's bundle is the default
+    releases: tuple[Release, ...]  # oldest first; the last one of the family's own environment names the default
     reward: str  # what an episode's reward is, in a few words ('nas-envs list')
     surrogates: tuple[str, ...] = ()  # accuracy surrogates a user may choose; () when there is nothing to choose
     default_surrogate: str | None = None
@@ -55,7 +58,9 @@ class Family:
 
     @property
     def default_bundle(self) -> str:
-        return self.releases[-1].bundle
+        """The bundle of the newest release of the family's own environment (variants' bundles are never the
+        default)."""
+        return [release for release in self.releases if not release.env][-1].bundle
 
 
 def resolve(reference: str) -> Any:
@@ -72,7 +77,10 @@ BUILTIN_FAMILIES: tuple[Family, ...] = (
         name="darts", space="nas_envs.spaces.darts:DartsSpace", benchmarks=("darts",),
         factory="nas_envs.benchmarks.surrogate_benchmark:make_surrogate_benchmark",
         env="nas_envs.envs.darts:SurrNASDartsEnv", vector_env="nas_envs.envs.darts:SurrNASDartsVectorEnv",
-        releases=(Release("SurrNAS-DARTS-v0", "darts-v0", "darts"),), reward="validation accuracy",
+        releases=(Release("SurrNAS-DARTS-v0", "darts-v0", "darts"),
+                  Release("SurrNAS-DARTS-MF-v0", "darts-mf-v0", "darts", env="nas_envs.envs.darts_mf:SurrNASDartsMFEnv",
+                          vector_env="nas_envs.envs.darts_mf:SurrNASDartsMFVectorEnv")),
+        reward="validation accuracy",
         surrogates=_SURROGATES, default_surrogate="xgb", protocol="darts-fmnist14-c8l8-e4-v1",
         network="nas_envs.groundtruth.darts_net:build", fit=_SURROGATE_FIT, models=("xgb", "gin", "runtime", "curve"),
     ),
@@ -121,7 +129,8 @@ def register_ids(family: Family) -> None:
     import gymnasium
 
     for release in family.releases:
-        gymnasium.register(id=release.env_id, entry_point=family.env, vector_entry_point=family.vector_env,
+        gymnasium.register(id=release.env_id, entry_point=release.env or family.env,
+                           vector_entry_point=release.vector_env or family.vector_env,
                            kwargs={**release.kwargs, "bundle": release.bundle})
 
 

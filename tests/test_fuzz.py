@@ -14,7 +14,7 @@ from nas_envs.envs.sequential import InvalidActionError
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import InvalidArchitectureError
 
-ENV_IDS = ["SurrNAS-DARTS-v0", "SurrNAS-FBNet-v0", "CitySeg-MOP15-v0"]
+ENV_IDS = ["SurrNAS-DARTS-v0", "SurrNAS-FBNet-v0", "CitySeg-MOP15-v0", "SurrNAS-DARTS-MF-v0"]
 BENCHMARKS = ["darts", "fbnet", "cityseg-mop15"]
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -112,23 +112,27 @@ def test_reading_commands_refuse_empty_or_missing_folders(tmp_path, command):
     assert code == 2
 
 
-def _noise_free_scorer(bench):
+def _noise_free_scorer(bench, curves: bool = False):
+    """The environments' scorer without noise; with ``curves``, the multi-fidelity one."""
     def scorer(_rows, genes):
-        values = bench.evaluate_genes(genes, False, np.random.default_rng(0))
-        return bench.score(values), values, bench.simulated_seconds(values)
+        values, curve = bench.evaluate_curves(genes, False, np.random.default_rng(0)) if curves else (
+            bench.evaluate_genes(genes, False, np.random.default_rng(0)), None)
+        return (bench.score(values), values, bench.simulated_seconds(values)) + ((curve,) if curves else ())
 
     return scorer
 
 
 @FUZZ
-@given(name=st.sampled_from(["darts", "fbnet"]), budget=st.sampled_from([None, 400.0, 5000.0]),
+@given(name=st.sampled_from(["darts", "fbnet", "darts-mf-v0"]), budget=st.sampled_from([None, 400.0, 5000.0]),
        seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 300))
 def test_the_single_copy_fast_path_follows_the_batched_rules(name, budget, seed, steps):
     """The single environment's scalar step and the vector environment's batched step keep identical state: legal
-    actions mostly (so that architectures complete and budgets run out), now and then one outside the mask."""
-    bench = nas_envs.make_benchmark(name)
-    scorer = _noise_free_scorer(bench)
-    one, batched = (Episodes(bench.space, 1, budget) for _ in range(2))
+    actions mostly (so that architectures complete and budgets run out), now and then one outside the mask; with
+    the multi-fidelity rules too (a bundle name stands for them)."""
+    bench = nas_envs.make_benchmark("darts", bundle=name) if name.endswith("-v0") else nas_envs.make_benchmark(name)
+    epochs = bench.epochs if name.endswith("-v0") else None
+    scorer = _noise_free_scorer(bench, curves=epochs is not None)
+    one, batched = (Episodes(bench.space, 1, budget, epochs=epochs) for _ in range(2))
     first = np.zeros(1, dtype=np.int64)
     for episodes in (one, batched):
         episodes.start_budgets(first)

@@ -8,17 +8,23 @@ trained for all epochs, as a full-fidelity search reports it. Every architecture
 (``evaluate(..., epochs=k)`` with the same seed gives points of one curve), so observing more epochs of it never
 redraws the earlier ones.
 
-:func:`random_search` is the full-fidelity counterpart on the same clock, for comparisons.
+:func:`random_search` is the full-fidelity counterpart on the same clock, for comparisons. The same searches run
+as agents on a multi-fidelity environment (:class:`SuccessiveHalving`, :class:`Hyperband`; ``nas-envs run --env
+SurrNAS-DARTS-MF-v0 --agent sh``), where the environment keeps the clock and the curves.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+from typing import Protocol
 
 import numpy as np
 
+from nas_envs.agents.blackbox import BlackBoxAgent
+from nas_envs.agents.trajectory import Evaluator, SearchBudgetSpent
 from nas_envs.benchmarks.base import Benchmark
+from nas_envs.spaces.base import SearchSpace
 
 
 class _Clock:
@@ -55,44 +61,92 @@ class _Clock:
                               "val_accuracy": float(values[i]), "incumbent_val_accuracy": float(self.best)})
         return values
 
+    @property
+    def epochs(self) -> int:
+        return self.bench.epochs
+
     def sample(self, n: int) -> list[str]:
         return [self.bench.space.to_string(g) for g in self.bench.space.as_batch(self.bench.space.sample(n, self.rng))]
 
 
-def _halving(clock: _Clock, n: int, min_epochs: int, eta: int) -> bool:
+class Trainer(Protocol):
+    """What the searches below train on: a benchmark's clock, or a multi-fidelity environment."""
+
+    epochs: int  # of a full training
+
+    def sample(self, n: int) -> list:
+        """``n`` new random architectures."""
+
+    def train(self, architectures: list, epochs: int) -> np.ndarray | None:
+        """Train each architecture up to ``epochs``; their validation accuracies there, or None once the budget is
+        spent."""
+
+
+class EnvTrainer:
+    """:class:`Trainer` on a multi-fidelity environment through its :class:`~nas_envs.agents.trajectory.Evaluator`:
+    the environment's clock, freeze-thaw and trajectory do the bookkeeping."""
+
+    def __init__(self, evaluate: Evaluator, space: SearchSpace, rng: np.random.Generator) -> None:
+        if not getattr(evaluate, "epochs", None):
+            raise ValueError("successive halving and Hyperband need a multi-fidelity environment, such as "
+                             "SurrNAS-DARTS-MF-v0")
+        self.evaluate, self.space, self.rng, self.epochs = evaluate, space, rng, evaluate.epochs
+
+    def sample(self, n: int) -> list[np.ndarray]:
+        return list(self.space.sample(n, self.rng))
+
+    def train(self, architectures: list[np.ndarray], epochs: int) -> np.ndarray | None:
+        try:
+            return np.array([self.evaluate.train(genes, epochs) for genes in architectures])
+        except SearchBudgetSpent:
+            return None
+
+
+def _halving(trainer: Trainer, n: int, min_epochs: int, eta: int) -> bool:
     """One successive-halving bracket from ``n`` new architectures at ``min_epochs``; False once the budget ends."""
-    architectures, epochs = clock.sample(n), min_epochs
+    architectures, epochs = trainer.sample(n), min_epochs
     while True:
-        values = clock.train(architectures, epochs)
+        values = trainer.train(architectures, epochs)
         if values is None:
             return False
-        if epochs >= clock.bench.epochs or len(architectures) <= 1:
+        if epochs >= trainer.epochs or len(architectures) <= 1:
             return True
         keep = max(1, len(architectures) // eta)
         architectures = [architectures[i] for i in np.argsort(-values, kind="stable")[:keep]]
-        epochs = min(clock.bench.epochs, epochs * eta)
+        epochs = min(trainer.epochs, epochs * eta)
+
+
+def run_successive_halving(trainer: Trainer, n: int = 16, min_epochs: int = 1, eta: int = 2) -> None:
+    """Brackets of ``n`` random architectures from ``min_epochs``, each rung keeping the best ``1 / eta`` and
+    training them ``eta`` times longer, until the budget is spent."""
+    while _halving(trainer, n, min_epochs, eta):
+        pass
+
+
+def run_hyperband(trainer: Trainer, eta: int = 2) -> None:
+    """Hyperband's brackets in turn, from the most aggressive (many architectures from one epoch) to plain
+    full-fidelity evaluation, until the budget is spent."""
+    rungs = int(math.log(trainer.epochs, eta)) + 1
+    while True:
+        for bracket in reversed(range(rungs)):
+            n = int(math.ceil(rungs / (bracket + 1) * eta**bracket))
+            if not _halving(trainer, n, max(1, trainer.epochs // eta**bracket), eta):
+                return
 
 
 def successive_halving(bench: Benchmark, budget_seconds: float, seed: int = 0, n: int = 16, min_epochs: int = 1,
                        eta: int = 2) -> list[dict]:
-    """Brackets of ``n`` random architectures from ``min_epochs``, each rung keeping the best ``1 / eta`` and
-    training them ``eta`` times longer, until the budget is spent. Returns one row per rung evaluation."""
+    """:func:`run_successive_halving` on ``bench``'s clock; one row per rung evaluation."""
     clock = _Clock(bench, budget_seconds, seed)
-    while _halving(clock, n, min_epochs, eta):
-        pass
+    run_successive_halving(clock, n, min_epochs, eta)
     return clock.rows
 
 
 def hyperband(bench: Benchmark, budget_seconds: float, seed: int = 0, eta: int = 2) -> list[dict]:
-    """Hyperband's brackets in turn, from the most aggressive (many architectures from one epoch) to plain
-    full-fidelity evaluation, until the budget is spent."""
+    """:func:`run_hyperband` on ``bench``'s clock; one row per rung evaluation."""
     clock = _Clock(bench, budget_seconds, seed)
-    rungs = int(math.log(bench.epochs, eta)) + 1
-    while True:
-        for bracket in reversed(range(rungs)):
-            n = int(math.ceil(rungs / (bracket + 1) * eta**bracket))
-            if not _halving(clock, n, max(1, bench.epochs // eta**bracket), eta):
-                return clock.rows
+    run_hyperband(clock, eta)
+    return clock.rows
 
 
 def random_search(bench: Benchmark, budget_seconds: float, seed: int = 0) -> list[dict]:
@@ -101,3 +155,32 @@ def random_search(bench: Benchmark, budget_seconds: float, seed: int = 0) -> lis
     while clock.train(clock.sample(1), bench.epochs) is not None:
         pass
     return clock.rows
+
+
+class SuccessiveHalving(BlackBoxAgent):
+    """Successive halving on a multi-fidelity environment (``nas-envs run --agent sh``): see
+    :func:`run_successive_halving`."""
+
+    name = "sh"
+
+    def __init__(self, n: int = 16, min_epochs: int = 1, eta: int = 2) -> None:
+        self.n, self.min_epochs, self.eta = n, min_epochs, eta
+
+    def run(self, evaluate: Evaluator, space: SearchSpace, rng: np.random.Generator) -> None:
+        run_successive_halving(EnvTrainer(evaluate, space, rng), self.n, self.min_epochs, self.eta)
+
+
+class Hyperband(BlackBoxAgent):
+    """Hyperband on a multi-fidelity environment (``nas-envs run --agent hyperband``): see :func:`run_hyperband`."""
+
+    name = "hyperband"
+
+    def __init__(self, eta: int = 2) -> None:
+        self.eta = eta
+
+    def run(self, evaluate: Evaluator, space: SearchSpace, rng: np.random.Generator) -> None:
+        run_hyperband(EnvTrainer(evaluate, space, rng), self.eta)
+
+
+#: the agents that need a multi-fidelity environment
+MULTI_FIDELITY_AGENTS: dict[str, type[BlackBoxAgent]] = {agent.name: agent for agent in (SuccessiveHalving, Hyperband)}

@@ -31,7 +31,8 @@ from nas_envs.progress import disabled as progress_disabled
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
 
-AGENT_NAMES = ("rs", "re", "ls", "de", "bananas", "tpe", "reinforce", "ppo")
+AGENT_NAMES = ("rs", "re", "ls", "de", "bananas", "tpe", "reinforce", "ppo")  # they run on every environment
+MULTI_FIDELITY_AGENT_NAMES = ("sh", "hyperband")  # they need a multi-fidelity environment
 logger = logging.getLogger(__name__)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -92,10 +93,17 @@ def make_agent(name: str, **kwargs):
 
         return MaskablePPOAgent(**kwargs)
     from nas_envs.agents.blackbox import AGENTS
+    from nas_envs.agents.hyperband import MULTI_FIDELITY_AGENTS
 
-    if name not in AGENTS:
-        raise ValueError(f"unknown agent {name!r}; allowed: {AGENT_NAMES}")
-    return AGENTS[name](**kwargs)
+    agents = {**AGENTS, **MULTI_FIDELITY_AGENTS}
+    if name not in agents:
+        raise ValueError(f"unknown agent {name!r}; allowed: {AGENT_NAMES + MULTI_FIDELITY_AGENT_NAMES}")
+    return agents[name](**kwargs)
+
+
+def multi_fidelity(env_id: str) -> bool:
+    """Whether a registered id's environment trains architectures epoch by epoch."""
+    return bool(getattr(gym.envs.registration.load_env_creator(gym.spec(env_id).entry_point), "multi_fidelity", False))
 
 
 def agent_env_kwargs(agent: object, env_id: str) -> dict:

@@ -64,7 +64,39 @@ class Evaluator:
     def evaluations(self) -> int:
         return len(self.env.rows)
 
+    @property
+    def epochs(self) -> int | None:
+        """The epochs of a full training in a multi-fidelity environment (None in the others)."""
+        return getattr(self.env.unwrapped, "epochs", None)
+
     def __call__(self, genes: np.ndarray) -> float:
+        """The score of the architecture ``genes`` fully trained (in a multi-fidelity environment: trained for every
+        epoch, continuing a training it already has)."""
+        info = self._build(genes)
+        if self.epochs and not info.get("already_trained"):
+            info = self._train_to(self.epochs, info)
+        if "score" not in info:  # truncated: the budget was spent
+            raise SearchBudgetSpent
+        return float(info["score"])
+
+    def train(self, genes: np.ndarray, epochs: int) -> float:
+        """Multi-fidelity: train the architecture ``genes`` up to ``epochs`` (continuing its training in this
+        budget; stopping it there) and return its validation accuracy after that many epochs (or after the more it
+        already had)."""
+        if not self.epochs:
+            raise ValueError("training for a number of epochs needs a multi-fidelity environment, such as "
+                             "SurrNAS-DARTS-MF-v0")
+        if not 1 <= epochs <= self.epochs:
+            raise ValueError(f"epochs must be in 1..{self.epochs}, got {epochs}")
+        info = self._build(genes)
+        if not info.get("already_trained"):
+            info = self._train_to(epochs, info)
+        if "epoch_val_accuracy" not in info:
+            raise SearchBudgetSpent
+        return float(info["epoch_val_accuracy"])
+
+    def _build(self, genes: np.ndarray) -> dict:
+        """Play ``genes`` as actions in a new episode; the ``info`` of the last step."""
         if self.env.budget_exhausted or (self.max_evaluations is not None and self.evaluations >= self.max_evaluations):
             raise SearchBudgetSpent
         if not self._fresh:
@@ -72,10 +104,22 @@ class Evaluator:
         self._fresh = False
         for action in genes:
             _, _, terminated, truncated, info = self.env.step(int(action))
-            if terminated or truncated:
+            if truncated:  # the budget was spent
+                raise SearchBudgetSpent
+            if terminated:
                 break
         if info.get("illegal_action"):
             raise ValueError(f"agent proposed an architecture outside the space: {np.asarray(genes).tolist()}")
-        if "score" not in info:  # truncated: the budget was spent
-            raise SearchBudgetSpent
-        return float(info["score"])
+        return info
+
+    def _train_to(self, epochs: int, info: dict) -> dict:
+        """Multi-fidelity: TRAIN the completed architecture until ``epochs`` are trained, then STOP it if that is
+        fewer than all; the ``info`` of the last epoch trained (or of the completing step if it had them)."""
+        env = self.env.unwrapped
+        while info.get("epochs_trained", 0) < epochs:
+            _, _, _, truncated, info = self.env.step(env.train_action)
+            if truncated:
+                raise SearchBudgetSpent
+        if info["epochs_trained"] < self.epochs:
+            self.env.step(env.stop_action)
+        return info

@@ -73,6 +73,13 @@ class Benchmark(ABC):
         model."""
         raise NotImplementedError(f"{self.name} has no learning-curve model")
 
+    def evaluate_curves(self, genes: np.ndarray, noise: bool, rng: np.random.Generator
+                        ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """:meth:`evaluate_genes` and each architecture's validation accuracy after every epoch ``(N, epochs)``
+        (the last column the final one), for benchmarks with a learning-curve model: what the multi-fidelity
+        environments draw once per architecture."""
+        raise NotImplementedError(f"{self.name} has no learning-curve model")
+
     @abstractmethod
     def evaluate_genes(self, genes: np.ndarray, noise: bool, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """:meth:`evaluate` for validated canonical genes ``(N, D)`` and a generator (the environments' hot path).

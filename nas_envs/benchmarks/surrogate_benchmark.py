@@ -169,21 +169,30 @@ class SurrogateBenchmark(Benchmark):
         """The objectives after ``epochs`` of the trainings' epochs (fewer than all): validation accuracy from the
         learning-curve model, the simulated seconds of that share of the training (the protocols' epochs are alike:
         the same steps and one validation each), params and FLOPs; test accuracy is NaN (trainings measure it after
-        the last epoch only). With noise, an architecture's curve is one draw: its deviation at each epoch is
-        correlated with the others and with the final accuracy's as measured on the noise subset
-        (``learning_curves`` in the manifest's ``data``), drawn after the final accuracy's, so the same seed gives
-        the points of one curve, and its last point is what :meth:`evaluate_genes` returns."""
+        the last epoch only). The point of epoch ``epochs`` on :meth:`evaluate_curves`'s curve, from the same draws:
+        the same seed gives the points of one curve, and its last point is what :meth:`evaluate_genes` returns."""
+        out, curves = self.evaluate_curves(genes, noise, rng)
+        out["val_accuracy"] = curves[:, epochs - 1]
+        out["test_accuracy"] = np.full(len(genes), np.nan)
+        out["train_time_s"] = out["train_time_s"] * epochs / CURVE_EPOCHS
+        return out
+
+    def evaluate_curves(self, genes: np.ndarray, noise: bool, rng: np.random.Generator
+                        ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """:meth:`evaluate_genes` and each architecture's learning curve, validation accuracy after every epoch
+        ``(N, epochs)``, whose last column is the final validation accuracy. With noise, a curve is one draw: its
+        deviation at each epoch is correlated with the others and with the final accuracy's as measured on the noise
+        subset (``learning_curves`` in the manifest's ``data``), drawn after the final accuracy's."""
+        if self.epochs is None:
+            raise ValueError(f"{self.name}'s bundle {self.bundle_dir.name} has no learning-curve model")
         encodings = Encodings(self.space, genes, self.cost_table)
         out, z = self._evaluate(genes, noise, rng, encodings)
         with inference_threads():
             mean, noise_of_epoch = self._kind_mean_and_noise("curve", self._curve_model, encodings)
-        value = mean[:, epochs - 1]
+        curves = mean[:, :-1]
         if z is not None:
-            value = value + noise_of_epoch[:, epochs - 1] * self._curve_deviations(z, rng)[:, epochs - 1]
-        out["val_accuracy"] = np.clip(value, 0.0, 1.0)
-        out["test_accuracy"] = np.full(len(genes), np.nan)
-        out["train_time_s"] = out["train_time_s"] * epochs / CURVE_EPOCHS
-        return out
+            curves = curves + noise_of_epoch[:, :-1] * self._curve_deviations(z, rng)[:, :-1]
+        return out, np.column_stack([np.clip(curves, 0.0, 1.0), out["val_accuracy"]])
 
     def _curve_deviations(self, z: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Standard normal deviations ``(N, epochs)`` of each architecture's curve whose last column is ``z`` and

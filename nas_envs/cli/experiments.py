@@ -8,7 +8,7 @@ import logging
 from concurrent.futures import as_completed
 from pathlib import Path
 
-from nas_envs.agents.runner import AGENT_NAMES, AGENT_NEEDS
+from nas_envs.agents.runner import AGENT_NAMES, AGENT_NEEDS, MULTI_FIDELITY_AGENT_NAMES, multi_fidelity
 from nas_envs.catalogue import FAMILIES
 from nas_envs.cli.arguments import non_negative_int, positive_int
 from nas_envs.extras import require
@@ -45,6 +45,10 @@ def _run(args: argparse.Namespace) -> int:
         hint = f"did you mean {closest!r}? " if closest else ""
         raise ValueError(f"unknown environment {args.env!r}; {hint}'nas-envs list' prints the {len(ENV_BUNDLES)} ids")
     family, _ = release_of(args.env)
+    if args.agent in MULTI_FIDELITY_AGENT_NAMES and not multi_fidelity(args.env):
+        variants = [r.env_id for f in FAMILIES.values() for r in f.releases if multi_fidelity(r.env_id)]
+        raise ValueError(f"--agent {args.agent} trains architectures epoch by epoch: it needs a multi-fidelity "
+                         f"environment ({', '.join(variants)}), not {args.env}")
     if args.surrogate is not None and args.surrogate not in family.surrogates:
         raise ValueError(f"--surrogate {args.surrogate}: {args.env} has "
                          + (f"the surrogates {family.surrogates}" if family.surrogates else
@@ -181,8 +185,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     run = commands.add_parser("run", help="run an agent for several seeds on a simulated budget")
     run.add_argument("--env", required=True, help="environment id, e.g. SurrNAS-DARTS-v0")
     needs = "; ".join(f"{name}: [{AGENT_NEEDS[name][1]}]" for name in AGENT_NAMES if name in AGENT_NEEDS)
-    run.add_argument("--agent", required=True, choices=AGENT_NAMES,
-                     help=f"the search agent; extras needed: {needs}; the others run on the core install")
+    run.add_argument("--agent", required=True, choices=AGENT_NAMES + MULTI_FIDELITY_AGENT_NAMES,
+                     help=f"the search agent; extras needed: {needs}; the others run on the core install; "
+                          f"{' and '.join(MULTI_FIDELITY_AGENT_NAMES)} need a multi-fidelity environment (-MF-)")
     run.add_argument("--budget", required=True, help="simulated budget with its unit: 3600s, 90m, 24h or 2d")
     run.add_argument("--seeds", type=positive_int, default=10, help="number of seeds")
     run.add_argument("--first-seed", type=non_negative_int, default=0,

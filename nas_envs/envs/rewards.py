@@ -63,3 +63,10 @@ class Scoring:
         """Rewards, objective values and simulated seconds of the architectures completed by copies ``rows``."""
         values = self.benchmark.evaluate_genes(genes, self.noise, self.np_random)
         return self._reward(rows, values), values, self.benchmark.simulated_seconds(values)
+
+    def _score_curves(self, rows: np.ndarray, genes: np.ndarray
+                      ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        """:meth:`_score` of the whole trainings of the architectures completed by copies ``rows``, and their
+        learning curves (multi-fidelity environments)."""
+        values, curves = self.benchmark.evaluate_curves(genes, self.noise, self.np_random)
+        return self._reward(rows, values), values, self.benchmark.simulated_seconds(values), curves

@@ -27,6 +27,18 @@ from nas_envs.envs.rewards import REWARDS, Scoring, check_reward
 _FIRST = np.zeros(1, dtype=np.int64)  # the only copy's row
 
 
+def training_epochs(benchmark: Benchmark, multi_fidelity: bool) -> int | None:
+    """The epochs a multi-fidelity environment trains an architecture for (None for the others); a benchmark
+    without a learning-curve model is refused."""
+    if not multi_fidelity:
+        return None
+    if benchmark.epochs is None:
+        raise ValueError(f"a multi-fidelity environment needs a bundle with a learning-curve model; "
+                         f"{benchmark.name}'s has none (fit one with 'nas-envs fit {benchmark.space.name} --model "
+                         "curve --out DIR', then bundle=DIR)")
+    return benchmark.epochs
+
+
 class InvalidActionError(TypeError):
     """An action that is not an integer (an integer outside the mask is legal to send: it ends the episode)."""
 
@@ -53,6 +65,9 @@ class SequentialNASEnv(Scoring, gym.Env):
     metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     benchmark_name: str = ""
     reward_modes: tuple[str, ...] = REWARDS
+    #: whether a completed architecture is trained epoch by epoch (the multi-fidelity rules of
+    #: :mod:`nas_envs.envs.episodes`)
+    multi_fidelity: bool = False
 
     def __init__(
         self,
@@ -76,9 +91,11 @@ class SequentialNASEnv(Scoring, gym.Env):
         self.reward_mode = check_reward(reward)
         self.render_mode = render_mode
         d, a = self.space.num_decisions, self.space.num_actions
-        self.action_space = spaces.Discrete(a)
-        self.observation_space = make_observation_space(d, a)
-        self._episodes = Episodes(self.space, 1, self.budget_seconds, self._reward_shape())
+        self.epochs = training_epochs(self.benchmark, self.multi_fidelity)
+        self._episodes = Episodes(self.space, 1, self.budget_seconds, self._reward_shape(), self.epochs)
+        self._scorer = self._score_curves if self.epochs else self._score
+        self.action_space = spaces.Discrete(self._episodes.num_actions)
+        self.observation_space = make_observation_space(d, a, self.multi_fidelity)
         self.last_objectives: dict[str, float] | None = None
         self._started = False
         self._done = False
@@ -112,11 +129,22 @@ class SequentialNASEnv(Scoring, gym.Env):
             raise RuntimeError("call reset() before step()")
         if self._done:
             raise RuntimeError("the episode has ended; call reset() to start the next one")
-        outcome = self._episodes.step_one(as_action(action), self._score)
+        episodes, action = self._episodes, as_action(action)
+        outcome = episodes.step_one(action, self._scorer)
         self._done = outcome.terminated or outcome.truncated
         info = self._info()
         if outcome.illegal:
             info["illegal_action"] = True
+        training = episodes.current[0] if self.epochs else None
+        if training is not None and not (outcome.illegal or outcome.truncated):
+            info["architecture"] = self.space.to_string(episodes.genes[0])
+            info["epochs_trained"] = training.epochs_trained
+            if training.epochs_trained:
+                info["epoch_val_accuracy"] = float(training.curve[training.epochs_trained - 1])
+            if outcome.terminated and action < self.train_action:
+                # built again after its training completed: nothing to train, nothing spent, its score recalled
+                info["already_trained"] = True
+                info["score"] = float(self.benchmark.score({k: np.array([v]) for k, v in training.values.items()})[0])
         if outcome.values is not None:
             self.last_objectives = {name: float(v[0]) for name, v in outcome.values.items()}
             info["architecture"] = self.space.to_string(self._episodes.genes[0])
@@ -138,6 +166,16 @@ class SequentialNASEnv(Scoring, gym.Env):
         return None
 
     # --- state -------------------------------------------------------------------------------------------------
+    @property
+    def train_action(self) -> int:
+        """Multi-fidelity: the action that trains the completed architecture one more epoch."""
+        return self._episodes.train_action
+
+    @property
+    def stop_action(self) -> int:
+        """Multi-fidelity: the action that stops the completed architecture's training and ends the episode."""
+        return self._episodes.stop_action
+
     @property
     def sim_time(self) -> float:
         """Simulated seconds spent in the current budget."""

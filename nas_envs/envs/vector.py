@@ -14,6 +14,7 @@ from nas_envs.benchmarks import Benchmark, make_benchmark
 from nas_envs.checks import check_flag
 from nas_envs.envs.episodes import Episodes, check_budget, make_observation_space
 from nas_envs.envs.rewards import Scoring, check_reward
+from nas_envs.envs.sequential import training_epochs
 
 
 class BatchedActions(spaces.MultiDiscrete):
@@ -42,6 +43,7 @@ class SequentialNASVectorEnv(Scoring, VectorEnv):
 
     metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
     benchmark_name: str = ""
+    multi_fidelity: bool = False  # see SequentialNASEnv
 
     def __init__(
         self,
@@ -67,11 +69,14 @@ class SequentialNASVectorEnv(Scoring, VectorEnv):
         self.reward_mode = check_reward(reward)
         self.render_mode = None
         d, a = self.space.num_decisions, self.space.num_actions
-        self.single_action_space = spaces.Discrete(a)
-        self.action_space = BatchedActions(np.full(self.num_envs, a), dtype=self.single_action_space.dtype)
-        self.single_observation_space = make_observation_space(d, a)
+        self.epochs = training_epochs(self.benchmark, self.multi_fidelity)
+        self._episodes = Episodes(self.space, self.num_envs, self.budget_seconds, self._reward_shape(), self.epochs)
+        self._scorer = self._score_curves if self.epochs else self._score
+        actions = self._episodes.num_actions
+        self.single_action_space = spaces.Discrete(actions)
+        self.action_space = BatchedActions(np.full(self.num_envs, actions), dtype=self.single_action_space.dtype)
+        self.single_observation_space = make_observation_space(d, a, self.multi_fidelity)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self._episodes = Episodes(self.space, self.num_envs, self.budget_seconds, self._reward_shape())
         self._prev_done = np.zeros(self.num_envs, dtype=bool)
         self._started = False
 
@@ -101,8 +106,10 @@ class SequentialNASVectorEnv(Scoring, VectorEnv):
         restarted = np.flatnonzero(self._prev_done)
         if len(restarted):
             self._episodes.restart(restarted)
-        outcome = self._episodes.step(actions, ~self._prev_done, self._score)
+        outcome = self._episodes.step(actions, ~self._prev_done, self._scorer)
         info = self._info()
+        if len(outcome.trained):
+            self._fidelity_info(info, outcome.trained)
         completed = outcome.completed
         if len(completed):
             flag = np.zeros(self.num_envs, dtype=bool)
@@ -136,6 +143,20 @@ class SequentialNASVectorEnv(Scoring, VectorEnv):
             raise TypeError(f"actions must be integers of shape ({self.num_envs},), got {array.dtype} "
                             f"{array.shape}")
         return array.astype(np.int64)
+
+    def _fidelity_info(self, info: dict[str, Any], trained: np.ndarray) -> None:
+        """Multi-fidelity: ``epochs_trained`` and ``epoch_val_accuracy`` of the copies that trained an epoch (flagged
+        by ``info["_epoch_val_accuracy"]``)."""
+        flag = np.zeros(self.num_envs, dtype=bool)
+        flag[trained] = True
+        epochs = np.zeros(self.num_envs, dtype=np.int64)
+        accuracy = np.full(self.num_envs, np.nan)
+        for row in trained:
+            training = self._episodes.current[row]
+            epochs[row] = training.epochs_trained
+            accuracy[row] = training.curve[training.epochs_trained - 1]
+        info["epochs_trained"], info["_epochs_trained"] = epochs, flag
+        info["epoch_val_accuracy"], info["_epoch_val_accuracy"] = accuracy, flag
 
     def _info(self) -> dict[str, Any]:
         return {"action_mask": self._episodes.masks.copy(), "sim_time": self._episodes.sim_time.copy(),
