@@ -29,9 +29,16 @@ def inference_threads() -> Iterator[None]:
     previous = torch.get_num_threads() if torch is not None else None
     if previous is not None and previous != 1:
         torch.set_num_threads(1)
+    # the BLAS pools set to one thread by hand: threadpoolctl's limit() queries every library each time, which
+    # costs more than a one-architecture evaluation's products (python scripts/env_speed.py)
+    widened = [(pool, pool.num_threads) for pool in _controller().lib_controllers
+               if pool.user_api == "blas" and pool.num_threads != 1]
+    for pool, _ in widened:
+        pool.set_num_threads(1)
     try:
-        with _controller().limit(limits=1, user_api="blas"):
-            yield
+        yield
     finally:
+        for pool, threads in widened:
+            pool.set_num_threads(threads)
         if previous is not None and previous != 1:
             torch.set_num_threads(previous)

@@ -48,7 +48,8 @@ class Encodings:
     def features_and_log_costs(self) -> np.ndarray:
         """The space's tabular features plus the log of the exact params and FLOPs: float32 ``(N, F + 2)``."""
         log_costs = np.log(np.column_stack([self.costs["params"], self.costs["flops"]]))
-        return np.concatenate([self.space.features(self.genes), log_costs], axis=1).astype(np.float32)
+        return np.concatenate([self.space.features(self.genes, self.cost_features), log_costs],
+                              axis=1).astype(np.float32)
 
 
 class Predictor(Protocol):

@@ -148,8 +148,10 @@ class SearchSpace(ABC):
     def one_hot(self, archs: np.ndarray) -> np.ndarray:
         """Float32 one-hot encoding ``(N, F)`` of the choices."""
 
-    def features(self, archs: np.ndarray) -> np.ndarray:
-        """Float32 feature matrix ``(N, F)`` for tabular surrogates (default: the one-hot encoding)."""
+    def features(self, archs: np.ndarray, cost_features: np.ndarray | None = None) -> np.ndarray:
+        """Float32 feature matrix ``(N, F)`` for tabular surrogates (default: the one-hot encoding).
+        ``cost_features``: those of ``archs`` where the caller has them, so that features built on them reuse
+        them."""
         return self.one_hot(archs)
 
     @abstractmethod

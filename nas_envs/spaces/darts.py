@@ -164,14 +164,13 @@ class DartsSpace(SearchSpace):
 
     # --- strings --------------------------------------------------------------------------------------------
     def to_string(self, genes: np.ndarray) -> str:
-        genes = self.canonicalize(genes)
+        genes = self.canonicalize(genes).tolist()
         parts = []
         for cell_index, cell in enumerate(CELLS):
             cell_genes = genes[cell_index * GENES_PER_CELL : (cell_index + 1) * GENES_PER_CELL]
-            edges = []
-            for in_a, op_a, in_b, op_b in cell_genes.reshape(-1, GENES_PER_NODE):
-                edges += [(OPS[op_a], int(in_a)), (OPS[op_b], int(in_b))]
-            parts.append(f"{cell}={edges!r}, {cell}_concat={CONCAT!r}")
+            # the repr of a list of (op, input) tuples, as DARTS' Genotype prints it
+            edges = ", ".join(f"('{OPS[cell_genes[i + 1]]}', {cell_genes[i]})" for i in range(0, GENES_PER_CELL, 2))
+            parts.append(f"{cell}=[{edges}], {cell}_concat={CONCAT!r}")
         return f"Genotype({', '.join(parts)})"
 
     def parse_printed(self, text: str) -> list[int] | None:
@@ -290,7 +289,7 @@ class DartsSpace(SearchSpace):
         out[rows, cells, edge, nodes[..., [_OP_A, _OP_B]]] = 1.0
         return out.reshape(n, -1)
 
-    def features(self, archs: np.ndarray) -> np.ndarray:
+    def features(self, archs: np.ndarray, cost_features: np.ndarray | None = None) -> np.ndarray:
         """Per cell: op counts by input position (:meth:`cost_features`), how many ops each of the 14 edges carries,
         and the cell depth: ``(N, 28 + 28 + 2)``.
 
@@ -300,7 +299,8 @@ class DartsSpace(SearchSpace):
         """
         archs = np.asarray(archs, dtype=np.int64).reshape(-1, self.num_decisions)
         edges_used = self.one_hot(archs).reshape(len(archs), 2, NUM_EDGES, len(OPS)).sum(axis=3)
-        return np.concatenate([self.cost_features(archs), edges_used.reshape(len(archs), -1),
+        cost_features = self.cost_features(archs) if cost_features is None else cost_features
+        return np.concatenate([cost_features, edges_used.reshape(len(archs), -1),
                                self.cell_depths(archs)], axis=1).astype(np.float32)
 
     def cost_features(self, archs: np.ndarray) -> np.ndarray:

@@ -141,7 +141,7 @@ class FBNetSpace(SearchSpace):
         out[np.arange(len(archs))[:, None], np.arange(NUM_LAYERS)[None, :], archs] = 1.0
         return out.reshape(len(archs), -1)
 
-    def features(self, archs: np.ndarray) -> np.ndarray:
+    def features(self, archs: np.ndarray, cost_features: np.ndarray | None = None) -> np.ndarray:
         """One-hot layers plus the count of each block and of skips per stage: ``(N, 198 + 9 + 7)``."""
         one_hot = self.one_hot(archs)
         per_layer = one_hot.reshape(len(one_hot), NUM_LAYERS, len(BLOCKS))
