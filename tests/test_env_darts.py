@@ -166,6 +166,9 @@ def test_bad_arguments_raise_clear_errors():
         gym.make(ENV_ID, budget_seconds=-5)
     with pytest.raises(ValueError, match="render_mode must be one of"):
         gym.make(ENV_ID, render_mode="video")
+    for not_a_string in (1, 2.5, ["ansi"]):  # Gymnasium's make would fail on str.endswith before the environment
+        with pytest.raises(ValueError, match=r"render_mode must be one of \['ansi', 'rgb_array'\] or None, got"):
+            gym.make(ENV_ID, render_mode=not_a_string)
     with pytest.raises(ValueError, match="unknown surrogate"):
         gym.make(ENV_ID, surrogate="lgb")
 

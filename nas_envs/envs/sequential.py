@@ -54,6 +54,15 @@ def as_action(action: object) -> int:
                              f"{type(action).__name__} {action!r}")
 
 
+class RenderModes(list):
+    """The render modes as Gymnasium's ``make`` reads them from ``metadata``: a value that is not a string counts
+    as listed, so that ``make`` hands it to the environment, whose constructor refuses it by name (``make`` itself
+    fails on one with an ``AttributeError`` of ``str.endswith``). Strings are looked up as in a list."""
+
+    def __contains__(self, mode: object) -> bool:
+        return not isinstance(mode, str) or super().__contains__(mode)
+
+
 class SequentialNASEnv(Scoring, gym.Env):
     """Build one architecture per episode, one decision per step; the benchmark scores it on the last step.
 
@@ -62,7 +71,7 @@ class SequentialNASEnv(Scoring, gym.Env):
     environment's docstring for the spaces, rewards and arguments.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": RenderModes(["ansi", "rgb_array"]), "render_fps": 4}
     benchmark_name: str = ""
     reward_modes: tuple[str, ...] = REWARDS
     #: whether a completed architecture is trained epoch by epoch (the multi-fidelity rules of
@@ -80,8 +89,9 @@ class SequentialNASEnv(Scoring, gym.Env):
         reward: str = "accuracy",
         benchmark: Benchmark | None = None,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        modes = list(self.metadata["render_modes"])
+        if render_mode is not None and (not isinstance(render_mode, str) or render_mode not in modes):
+            raise ValueError(f"render_mode must be one of {modes} or None, got {render_mode!r}")
         self.benchmark = benchmark or make_benchmark(self.benchmark_name, surrogate=surrogate, bundle=bundle)
         self.benchmark.verify()
         self.space = self.benchmark.space
