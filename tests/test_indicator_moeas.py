@@ -53,3 +53,23 @@ def test_hype_fitness_with_one_to_remove_is_the_exclusive_hypervolume_contributi
     estimate = hype_fitness(F, 1, rng, samples=200_000)
     assert np.corrcoef(exact, estimate)[0, 1] > 0.999
     assert np.allclose(estimate, exact, atol=0.003)
+
+
+def test_hype_fitness_after_removals_is_the_estimate_over_the_points_left():
+    """The sampler updates its counts as points leave; the fitness equals HypE's formula computed afresh over the
+    points left, on the same samples (the weights alpha_i = prod_{j<i} (k - j) / (n - j) / i)."""
+    from nas_envs.agents.indicator_moeas import HypESampler
+
+    rng = np.random.default_rng(3)
+    F = rng.random((40, 3))
+    sampler = HypESampler(F, np.random.default_rng(0), samples=4000)
+    for point in (5, 17, 0, 33):
+        sampler.remove(point)
+    left = np.flatnonzero(sampler.alive)
+    dominated = sampler.dominated[:, left]
+    n, k = len(left), 12
+    alpha = np.zeros(n + 1)
+    for i in range(1, k + 1):
+        alpha[i] = np.prod([(k - j) / (n - j) for j in range(1, i)]) / i
+    expected = sampler.volume * (dominated.T.astype(float) @ alpha[dominated.sum(axis=1)])
+    np.testing.assert_allclose(sampler.fitness(k), expected, rtol=1e-12)
