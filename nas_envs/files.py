@@ -1,7 +1,9 @@
-"""Writing files and folders so that a crash leaves the old version or the new one, never half of one."""
+"""Writing files and folders so that a crash leaves the old version or the new one, never half of one; and JSON-lines
+files that only grow, one complete line per record (collections of trainings, MOEA runs)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -37,3 +39,67 @@ def replace_folder(source: Path, destination: Path) -> None:
         destination.rename(old)
     source.rename(destination)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def complete_tail(data: bytes) -> bool:
+    """Whether the bytes after the last newline are one complete JSON record (written without its newline)."""
+    tail = data[data.rfind(b"\n") + 1 :]
+    try:
+        return bool(tail.strip()) and isinstance(json.loads(tail), dict)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+
+
+def repair_tail(path: Path) -> int:
+    """Truncate a trailing partial line, or end a complete last record with its missing newline; return the number
+    of bytes removed."""
+    if not path.exists():
+        return 0
+    with open(path, "rb+") as handle:
+        data = handle.read()
+        keep = data.rfind(b"\n") + 1
+        if complete_tail(data):
+            handle.write(b"\n")
+            keep = len(data)
+        elif keep < len(data):
+            handle.truncate(keep)
+        handle.flush()
+        os.fsync(handle.fileno())
+        return len(data) - keep
+
+
+class AppendOnlyWriter:
+    """Appends one JSON object per line, each with one write and an fsync.
+
+    Before each line it checks that its open file is still the one at ``path``: tools that rewrite a file (``git
+    checkout``, ``git stash``) put a new file there, and lines appended to the old, deleted one would be lost."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._path = path
+        self._fd = self._open()
+
+    def _open(self) -> int:
+        return os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def _reopen_if_replaced(self) -> None:
+        opened = os.fstat(self._fd)
+        try:
+            current = os.stat(self._path)
+            replaced = (current.st_dev, current.st_ino) != (opened.st_dev, opened.st_ino)
+        except FileNotFoundError:
+            replaced = True
+        if replaced:
+            os.close(self._fd)
+            self._fd = self._open()
+
+    def append(self, record: dict) -> None:
+        self._reopen_if_replaced()
+        data = (json.dumps(record, sort_keys=True) + "\n").encode()
+        written = os.write(self._fd, data)
+        if written != len(data):  # a short write on a full disk: leave a partial line for repair_tail
+            raise OSError(f"short write: {written} of {len(data)} bytes")
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        os.close(self._fd)

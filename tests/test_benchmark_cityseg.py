@@ -242,3 +242,9 @@ def test_moea_command_runs_in_parallel_and_resumes(bundle, monkeypatch, tmp_path
     again = run_moea(problem=2, algorithm="nsga2", seed=1, evaluations=210, bundle=bundle[0])
     assert rows[1] == {**again, "evaluations_asked": 210}
     assert main(command) == 0 and len(out.read_text().splitlines()) == 2  # finished runs are not run again
+    # a run killed while writing its line leaves a partial line: the next command drops it and runs that one again
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text(lines[0] + lines[1][: len(lines[1]) // 2])
+    assert main(command) == 0
+    again = sorted((json.loads(line) for line in out.read_text().splitlines()), key=lambda r: r["seed"])
+    assert again == rows

@@ -119,24 +119,26 @@ def _incumbents(args: argparse.Namespace) -> int:
 
 def _moea(args: argparse.Namespace) -> int:
     from nas_envs.agents.moea import MOEAS, baseline_table, plot_front, plot_hypervolumes, run_moea
+    from nas_envs.files import AppendOnlyWriter, repair_tail
 
     problems = _number_range(args.problems)
     algorithms = MOEAS if args.algorithms == "all" else tuple(args.algorithms.split(","))
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    repair_tail(out)  # a run killed while writing its line leaves a partial line: dropped, and that run redone
     done = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
     keys = {(r["problem"], r["algorithm"], r["seed"], r["evaluations_asked"]) for r in done}
     todo = [(problem, algorithm, seed) for problem in problems for algorithm in algorithms for seed in range(args.runs)
             if (problem, algorithm, seed, args.evaluations) not in keys]
-    with worker_pool(args.workers) as pool, open(out, "a") as handle:
+    writer = AppendOnlyWriter(out)
+    with worker_pool(args.workers) as pool:
         futures = [pool.submit(run_moea, problem, algorithm, seed, args.evaluations, None, args.bundle)
                    for problem, algorithm, seed in todo]
         for future in progress(as_completed(futures), total=len(futures), desc="MOEA runs"):  # resumable
             row = {**future.result(), "evaluations_asked": args.evaluations}
-            handle.write(json.dumps(row) + "\n")
-            handle.flush()
+            writer.append(row)
             done.append(row)
             logging.getLogger("nas_envs.moea").info(json.dumps(row))
+    writer.close()
     selected = [r for r in done if r["problem"] in problems and r["evaluations_asked"] == args.evaluations]
     print(baseline_table(selected))
     if args.plot:

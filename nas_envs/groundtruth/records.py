@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from filelock import FileLock
+
+# the collection's writer and repair are those of every JSON-lines file (re-exported for the collector)
+from nas_envs.files import AppendOnlyWriter, complete_tail, repair_tail  # noqa: F401
 
 
 def read_records(path: Path) -> list[dict]:
@@ -32,15 +34,6 @@ def read_protocol_records(path: Path, protocol: str) -> list[dict]:
     return records
 
 
-def _complete_tail(data: bytes) -> bool:
-    """Whether the bytes after the last newline are one complete JSON record (written without its newline)."""
-    tail = data[data.rfind(b"\n") + 1 :]
-    try:
-        return bool(tail.strip()) and isinstance(json.loads(tail), dict)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return False
-
-
 def snapshot(path: Path) -> tuple[list[dict], str, int]:
     """(records, sha256, lines) of the complete records of a collection file, read once: the digest describes
     exactly the records returned, even while a collector appends. A last record that lacks only its newline is
@@ -48,7 +41,7 @@ def snapshot(path: Path) -> tuple[list[dict], str, int]:
     if not path.exists():
         return [], hashlib.sha256(b"").hexdigest(), 0
     data = path.read_bytes()
-    if _complete_tail(data):
+    if complete_tail(data):
         data += b"\n"
     elif data and not data.endswith(b"\n"):
         partial = len(data) - data.rfind(b"\n") - 1
@@ -64,24 +57,6 @@ def snapshot(path: Path) -> tuple[list[dict], str, int]:
     return records, hashlib.sha256(data).hexdigest(), len(records)
 
 
-def repair_tail(path: Path) -> int:
-    """Truncate a trailing partial line, or end a complete last record with its missing newline; return the number
-    of bytes removed."""
-    if not path.exists():
-        return 0
-    with open(path, "rb+") as handle:
-        data = handle.read()
-        keep = data.rfind(b"\n") + 1
-        if _complete_tail(data):
-            handle.write(b"\n")
-            keep = len(data)
-        elif keep < len(data):
-            handle.truncate(keep)
-        handle.flush()
-        os.fsync(handle.fileno())
-        return len(data) - keep
-
-
 @contextmanager
 def locked(path: Path) -> Iterator[None]:
     """An exclusive lock shared by every writer of ``path`` (``<path>.lock``; released if the holder dies)."""
@@ -93,43 +68,6 @@ def locked(path: Path) -> Iterator[None]:
 def done_jobs(path: Path, protocol: str) -> set[str]:
     """The job keys of ``protocol`` that ``path`` already holds (call :func:`repair_tail` first)."""
     return {r["job"] for r in read_records(path) if r.get("protocol") == protocol}
-
-
-class AppendOnlyWriter:
-    """Appends one JSON object per line, each with one write and an fsync.
-
-    Before each line it checks that its open file is still the one at ``path``: tools that rewrite a file (``git
-    checkout``, ``git stash``) put a new file there, and lines appended to the old, deleted one would be lost."""
-
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._path = path
-        self._fd = self._open()
-
-    def _open(self) -> int:
-        return os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-
-    def _reopen_if_replaced(self) -> None:
-        opened = os.fstat(self._fd)
-        try:
-            current = os.stat(self._path)
-            replaced = (current.st_dev, current.st_ino) != (opened.st_dev, opened.st_ino)
-        except FileNotFoundError:
-            replaced = True
-        if replaced:
-            os.close(self._fd)
-            self._fd = self._open()
-
-    def append(self, record: dict) -> None:
-        self._reopen_if_replaced()
-        data = (json.dumps(record, sort_keys=True) + "\n").encode()
-        written = os.write(self._fd, data)
-        if written != len(data):  # a short write on a full disk: leave a partial line for repair_tail
-            raise OSError(f"short write: {written} of {len(data)} bytes")
-        os.fsync(self._fd)
-
-    def close(self) -> None:
-        os.close(self._fd)
 
 
 def merge(source: Path, destination: Callable[[str], Path]) -> dict[str, int]:
