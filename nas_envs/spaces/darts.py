@@ -43,6 +43,8 @@ EDGE_OFFSET: tuple[int, ...] = (0, 2, 5, 9)
 CONCAT: list[int] = [2, 3, 4, 5]
 
 _IN_A, _OP_A, _IN_B, _OP_B = range(GENES_PER_NODE)
+# a node's inputs and ops as strided views of its genes (basic slices: no copies on the encodings' hot path)
+_INPUTS, _OPS = slice(_IN_A, None, _IN_B - _IN_A), slice(_OP_A, None, _OP_B - _OP_A)
 
 #: the prefix of NAS-Bench-301's architecture hyperparameters (``...edge_normal_0``, ``...inputs_node_reduce_5``)
 NB301_PREFIX = "NetworkSelectorDatasetInfo:darts:"
@@ -284,9 +286,9 @@ class DartsSpace(SearchSpace):
         nodes = np.asarray(archs, dtype=np.int64).reshape(-1, 2, NUM_NODES, GENES_PER_NODE)
         n = len(nodes)
         out = np.zeros((n, 2, NUM_EDGES, len(OPS)), dtype=np.float32)
-        edge = np.asarray(EDGE_OFFSET)[None, None, :, None] + nodes[..., [_IN_A, _IN_B]]
-        rows, cells = np.arange(n)[:, None, None, None], np.arange(2)[None, :, None, None]
-        out[rows, cells, edge, nodes[..., [_OP_A, _OP_B]]] = 1.0
+        edge = _EDGE_OFFSETS + nodes[..., _INPUTS]
+        rows = np.arange(n)[:, None, None, None]
+        out[rows, _CELL_INDEX, edge, nodes[..., _OPS]] = 1.0
         return out.reshape(n, -1)
 
     def features(self, archs: np.ndarray, cost_features: np.ndarray | None = None) -> np.ndarray:
@@ -311,11 +313,10 @@ class DartsSpace(SearchSpace):
         """
         nodes = np.asarray(archs, dtype=np.int64).reshape(-1, 2, NUM_NODES, GENES_PER_NODE)
         n = len(nodes)
-        from_input = (nodes[..., [_IN_A, _IN_B]] < 2).astype(np.int64)
-        cells = np.arange(2)[None, :, None, None]
+        from_input = nodes[..., _INPUTS] < 2
         # one flat bin per (architecture, cell, op, from a cell input): counting is one bincount
         rows = np.arange(n)[:, None, None, None]
-        bins = ((rows * 2 + cells) * len(OPS) + nodes[..., [_OP_A, _OP_B]]) * 2 + from_input
+        bins = ((rows * 2 + _CELL_INDEX) * len(OPS) + nodes[..., _OPS]) * 2 + from_input
         return np.bincount(bins.reshape(-1), minlength=n * 2 * len(OPS) * 2).astype(np.float64).reshape(n, -1)
 
     def graphs(self, archs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -385,6 +386,8 @@ class DartsSpace(SearchSpace):
         return _cell_depth_table()[codes[..., 0], codes[..., 1], codes[..., 2]]
 
 
+_CELL_INDEX = np.arange(2)[None, :, None, None]  # (architecture, cell, node, slot) broadcasting of the cell
+_EDGE_OFFSETS = np.asarray(EDGE_OFFSET)[None, None, :, None]
 _INPUT_CODES = NUM_NODES + 2  # a node's two inputs (each < this) as one code: input_a * _INPUT_CODES + input_b
 
 

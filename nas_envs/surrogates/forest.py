@@ -128,11 +128,16 @@ class ForestEnsemble:
         over rows x trees, reading a flat copy of the rows (row ``r``'s features start at ``r * num_features``)."""
         x = np.asarray(x, dtype=np.float32)
         trees = len(self._roots)
-        offset = np.repeat(np.arange(len(x)) * x.shape[1], trees)
         flat = x.reshape(-1)
-        node = np.tile(self._roots, len(x))
-        for _ in range(self._depth):
-            node = self._children[2 * node + (flat[offset + self._feature[node]] >= self._threshold[node])]
+        if len(x) == 1:  # an environment's evaluation: no row offsets to add
+            node = self._roots
+            for _ in range(self._depth):
+                node = self._children[2 * node + (flat[self._feature[node]] >= self._threshold[node])]
+        else:
+            offset = np.repeat(np.arange(len(x)) * x.shape[1], trees)
+            node = np.tile(self._roots, len(x))
+            for _ in range(self._depth):
+                node = self._children[2 * node + (flat[offset + self._feature[node]] >= self._threshold[node])]
         leaves = self._value[node].reshape(len(x), trees)
         return np.add.reduceat(leaves, self._member_starts, axis=1) + self.base_scores
 
