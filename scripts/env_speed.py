@@ -49,24 +49,27 @@ def first_evaluation_seconds(env_id: str) -> float:
     return time.perf_counter() - start
 
 
-def single_env_rates(env_id: str, episodes: int) -> tuple[float, float]:
-    """Steps and episodes per second once the models are loaded (the first evaluation is timed on its own)."""
+def single_env_rates(env_id: str, episodes: int, blocks: int = 3) -> tuple[float, float]:
+    """Steps and episodes per second once the models are loaded (the first evaluation is timed on its own): the
+    median over ``blocks`` blocks of ``episodes`` episodes each, as this machine's speed swings from second to
+    second."""
     env = gym.make(env_id)
     _, info = env.reset(seed=0)
     env.unwrapped.benchmark.load()
     decisions = env.unwrapped.space.num_decisions
-    uniform = np.random.default_rng(0).random((episodes, decisions))
-    steps = 0
-    start = time.perf_counter()
-    for episode in range(episodes):
-        _, info = env.reset()
-        for decision in range(decisions):
-            legal = np.flatnonzero(info["action_mask"])
-            action = legal[int(uniform[episode, decision] * len(legal))]
-            _, _, terminated, _, info = env.step(action)
-            steps += 1
-    elapsed = time.perf_counter() - start
-    return steps / elapsed, episodes / elapsed
+    uniform = np.random.default_rng(0).random((blocks, episodes, decisions))
+    seconds = []
+    for block in range(blocks):
+        start = time.perf_counter()
+        for episode in range(episodes):
+            _, info = env.reset()
+            for decision in range(decisions):
+                legal = np.flatnonzero(info["action_mask"])
+                action = legal[int(uniform[block, episode, decision] * len(legal))]
+                _, _, terminated, _, info = env.step(action)
+        seconds.append(time.perf_counter() - start)
+    elapsed = statistics.median(seconds)
+    return episodes * decisions / elapsed, episodes / elapsed
 
 
 def vector_env_rate(env_id: str, num_envs: int, episodes_per_env: int) -> float:
@@ -116,7 +119,8 @@ def main() -> None:
     print(f"import nas_envs + gym.make('{args.env}'): {import_and_make_seconds(args.env):.3f} s (median of 5)")
     print(f"first evaluation (loads the models): {1000 * first_evaluation_seconds(args.env):.0f} ms")
     steps, episodes = single_env_rates(args.env, args.episodes)
-    print(f"single env: {steps:,.0f} steps/s, {episodes:,.0f} complete masked random episodes/s")
+    print(f"single env: {steps:,.0f} steps/s, {episodes:,.0f} complete masked random episodes/s (median of 3 blocks "
+          f"of {args.episodes})")
     for num_envs in (16, 256):
         rate = vector_env_rate(args.env, num_envs, max(1, args.episodes // num_envs))
         print(f"vector env ({num_envs} copies): {rate:,.0f} complete episodes/s")

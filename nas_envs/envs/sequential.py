@@ -206,8 +206,9 @@ class SequentialNASEnv(Scoring, gym.Env):
 
     # --- helpers -----------------------------------------------------------------------------------------------
     def _info(self) -> dict[str, Any]:
-        return {"action_mask": self._episodes.masks[0].copy(), "sim_time": self.sim_time,
-                "decision": int(self._episodes.steps[0]), "budget_exhausted": self.budget_exhausted}
+        episodes = self._episodes  # read directly, not through the properties: every step builds one
+        return {"action_mask": episodes.masks[0].copy(), "sim_time": float(episodes.sim_time[0]),
+                "decision": int(episodes.steps[0]), "budget_exhausted": bool(episodes.budget_exhausted[0])}
 
     def _render_ansi(self) -> str:
         done = int(self._episodes.steps[0])
