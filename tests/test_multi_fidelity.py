@@ -156,6 +156,12 @@ def test_the_vector_environment_reports_the_epochs_of_the_copies_that_trained():
     bench = nas_envs.make_benchmark("darts", bundle="darts-mf-v0")
     assert info["epoch_val_accuracy"][0] == pytest.approx(bench.evaluate(genes[0], noise=False, epochs=1)
                                                           ["val_accuracy"][0])
+    for _ in range(3):  # copy 0 trains to the end; copy 1 autoresets and waits
+        vector.step(np.array([train, 0]))
+    vector.step(np.array([0, 0]))  # copy 0 autoresets
+    for step in range(space.num_decisions):  # copy 0 builds its architecture again
+        _, _, terminated, _, info = vector.step(np.array([genes[0, step], genes[1, min(step, 31)]]))
+    assert terminated[0] and info["_already_trained"][0] and info["already_trained"][0]
 
 
 def test_a_bundle_without_a_curve_model_is_refused_at_make():

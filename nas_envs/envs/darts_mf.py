@@ -65,7 +65,9 @@ class SurrNASDartsMFEnv(SurrNASDartsEnv):
 
     As for ``SurrNAS-DARTS``; ``bundle`` must hold a ``curve`` model (``nas-envs fit darts --model curve --out
     DIR`` adds one to a bundle folder). A native vector environment: ``gym.make_vec("SurrNAS-DARTS-MF-v0",
-    num_envs=8, vectorization_mode="vector_entry_point")``.
+    num_envs=8, vectorization_mode="vector_entry_point")``; its ``info`` holds ``epochs_trained`` and
+    ``epoch_val_accuracy`` for the copies that trained an epoch in the step (flagged by
+    ``info["_epoch_val_accuracy"]``) and ``already_trained`` (flagged by ``info["_already_trained"]``).
 
     ## Version History
 

@@ -107,6 +107,8 @@ class StepOutcome:
     completed: np.ndarray
     values: dict[str, np.ndarray]
     trained: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # copies that trained an epoch
+    # copies that completed an architecture whose training in this budget was already complete
+    already_trained: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 @dataclass
@@ -276,7 +278,7 @@ class Episodes:
         legal[legal] = self.masks[legal, actions[legal]] == 1
         illegal = playing & ~legal
         terminated = illegal.copy()
-        trained = np.zeros(0, dtype=np.int64)
+        trained = already_trained = np.zeros(0, dtype=np.int64)
         completed = np.zeros(0, dtype=np.int64)
         values: dict[str, np.ndarray] = {}
 
@@ -296,7 +298,8 @@ class Episodes:
 
         built = rows[steps == d]
         if self.epochs:
-            terminated[self._start_training(built, scorer)] = True  # nothing left to train: ends at once
+            already_trained = self._start_training(built, scorer)
+            terminated[already_trained] = True  # nothing left to train: ends at once
         else:
             completed = built
             if len(completed):
@@ -305,7 +308,7 @@ class Episodes:
         building = rows[steps < d]
         self.masks[building] = self._next_masks(building)
         self.masks[illegal | over_budget | terminated] = 0
-        return StepOutcome(rewards, terminated, over_budget, illegal, completed, values, trained)
+        return StepOutcome(rewards, terminated, over_budget, illegal, completed, values, trained, already_trained)
 
     def step_one(self, action: int, scorer: Scorer) -> OneStep:
         """:meth:`step` for the only copy of a single environment, on Python scalars: the same rules and state

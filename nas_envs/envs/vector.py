@@ -110,6 +110,10 @@ class SequentialNASVectorEnv(Scoring, VectorEnv):
         info = self._info()
         if len(outcome.trained):
             self._fidelity_info(info, outcome.trained)
+        if len(outcome.already_trained):  # as the single environment says it (its score is in the trajectory)
+            flag = np.zeros(self.num_envs, dtype=bool)
+            flag[outcome.already_trained] = True
+            info["already_trained"], info["_already_trained"] = flag, flag
         completed = outcome.completed
         if len(completed):
             flag = np.zeros(self.num_envs, dtype=bool)
