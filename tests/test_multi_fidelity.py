@@ -194,3 +194,29 @@ def test_multi_fidelity_agents_are_refused_on_other_environments(tmp_path, capsy
                  str(out)]) == 2
     assert "needs a multi-fidelity environment (SurrNAS-DARTS-MF-v0)" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_bundle_takes_unchanged_files_from_its_base_release_and_checks_them_itself(tmp_path):
+    """darts-mf-v0 holds only its learning-curve model and names darts-v0 as its base; a copy of it is checked
+    against its own manifest, and a base that is not a released bundle is refused."""
+    import shutil
+
+    from nas_envs.assets import AssetError, packaged_bundle
+
+    folder = tmp_path / "mf"
+    shutil.copytree(packaged_bundle("darts-mf-v0"), folder)
+    assert not (folder / "xgb").exists() and (folder / "curve").is_dir()
+    genes = nas_envs.make_benchmark("darts").space.sample(3, seed=0)
+    copy = nas_envs.make_benchmark("darts", bundle=folder).evaluate(genes, seed=1, epochs=2)
+    assert copy["val_accuracy"].tolist() == nas_envs.make_benchmark("darts", bundle="darts-mf-v0").evaluate(
+        genes, seed=1, epochs=2)["val_accuracy"].tolist()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    tampered, elsewhere = tmp_path / "tampered", tmp_path / "elsewhere"  # new folders: benchmarks are shared
+    wrong_sum = {"files": {**manifest["files"], "xgb/val_accuracy/member_0.json": "0" * 64}}
+    for copy_folder, change in ((tampered, wrong_sum), (elsewhere, {"base": "darts-v9"})):
+        shutil.copytree(folder, copy_folder)
+        (copy_folder / "manifest.json").write_text(json.dumps({**manifest, **change}))
+    with pytest.raises(AssetError, match=r"darts-v0/xgb/val_accuracy/member_0.json"):  # a base file not the listed one
+        nas_envs.make_benchmark("darts", bundle=tampered).evaluate(genes)
+    with pytest.raises(AssetError, match="not a released bundle"):
+        nas_envs.make_benchmark("darts", bundle=elsewhere).evaluate(genes)

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from nas_envs.assets import UNREADABLE, AssetError
+from nas_envs.assets import UNREADABLE, AssetError, bundle_file
 from nas_envs.extras import require
 from nas_envs.spaces.base import SearchSpace
 
@@ -221,7 +221,7 @@ def load_bundled(kind: str, entry: dict, bundle: Path, space_name: str) -> Predi
         raise ValueError(f"{bundle}: the {kind!r} model was written by another version of nas-envs (no calibrated "
                          f"noise range); {refit}")
     try:
-        return model_kind.load([bundle / f for f in entry["files"]])
+        return model_kind.load([bundle_file(bundle, f) for f in entry["files"]])
     except UNREADABLE as error:
         # a file whose checksum matches its manifest but whose content this version cannot read
         raise AssetError(f"{bundle}: the {kind!r} model files ({', '.join(entry['files'][:3])}...) could not be "
