@@ -1,4 +1,4 @@
-"""Experiment commands: list, run, plot, curve, incumbents, moea."""
+"""Experiment commands: list, run, plot, curve, incumbents, moea, oneshot, oneshot-report."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import json
 import logging
 from concurrent.futures import as_completed
 from pathlib import Path
+
+import numpy as np
 
 from nas_envs.agents.runner import AGENT_NAMES, AGENT_NEEDS, MULTI_FIDELITY_AGENT_NAMES, multi_fidelity
 from nas_envs.catalogue import FAMILIES
@@ -172,6 +174,30 @@ def _oneshot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _oneshot_report(args: argparse.Namespace) -> int:
+    import nas_envs
+    from nas_envs.assets import data_path
+    from nas_envs.catalogue import family
+    from nas_envs.oneshot.report import (
+        REPORT_SURROGATE,
+        format_report,
+        plot_runs,
+        read_runs,
+        report,
+        trained_accuracies,
+    )
+
+    runs = read_runs([Path(d) for d in args.dirs])
+    trained = trained_accuracies(data_path(family("darts").protocol))
+    random_median = float(np.median(nas_envs.make_benchmark("darts", surrogate=REPORT_SURROGATE).random_reference()))
+    print(f"surrogate {REPORT_SURROGATE}, noise-free means; measured: the mean of a genotype's trainings in the data")
+    print(format_report(report(runs, trained, random_median)))
+    if args.plot:
+        plot_runs(runs, trained, Path(args.plot), random_median)
+        print(f"wrote {args.plot}")
+    return 0
+
+
 def _number_range(text: str) -> list[int]:
     """``"1-15"`` or ``"1,3,5"`` -> problem numbers."""
     numbers = []
@@ -238,6 +264,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                          help="training images to use (default: the DARTS protocol's 10,000); fewer for a try")
     oneshot.add_argument("--out", required=True, help="folder: one <method>-<space>-seed<k>.jsonl per run")
     oneshot.set_defaults(handler=_oneshot)
+    oneshot_report = commands.add_parser(
+        "oneshot-report", help="one-shot runs: the benchmark's prediction of each epoch's genotype against the "
+        "same genotypes trained for real (Kendall tau per optimiser; a figure)")
+    oneshot_report.add_argument("dirs", nargs="+", help="folders written by 'nas-envs oneshot --out'")
+    oneshot_report.add_argument("--plot", default=None, help="PNG: one panel per optimiser and space")
+    oneshot_report.set_defaults(handler=_oneshot_report)
 
     moea = commands.add_parser("moea", help="NSGA-II/III, MOEA/D, RVEA (pymoo), IBEA and HypE on CitySeg/MOP: HV "
                                "table")
