@@ -6,6 +6,7 @@ import pytest
 import xgboost as xgb
 
 from nas_envs.assets import AssetError, read_verified_manifest, write_manifest
+from nas_envs.surrogates import forest as forest_module
 from nas_envs.surrogates.forest import ForestEnsemble
 from nas_envs.surrogates.metrics import all_metrics, sparse_kendall_tau
 from nas_envs.surrogates.noise import SeedNoise, calibration_scale, measure_seed_noise, noise_std
@@ -32,6 +33,25 @@ def test_forest_matches_xgboost_predictions(ensemble_files):
     for member, path in enumerate(paths):
         booster = xgb.Booster(model_file=str(path))
         np.testing.assert_allclose(ours[:, member], booster.predict(xgb.DMatrix(probe)), rtol=1e-5, atol=1e-6)
+
+
+def test_one_row_predictions_match_xgboost(ensemble_files):
+    """The environments' path, one architecture at a time, on trees whose leaves sit at several depths."""
+    x, _, paths = ensemble_files
+    forest = ForestEnsemble.from_files(paths)
+    boosters = [xgb.Booster(model_file=str(path)) for path in paths]
+    for row in x[:12]:
+        ours = forest.predict(row[None])
+        for member, booster in enumerate(boosters):
+            np.testing.assert_allclose(ours[0, member], booster.predict(xgb.DMatrix(row[None]))[0], rtol=1e-5,
+                                       atol=1e-6)
+
+
+def test_forest_refuses_trees_deeper_than_its_layout(ensemble_files, monkeypatch):
+    _, _, paths = ensemble_files
+    monkeypatch.setattr(forest_module, "MAX_DEPTH", 4)  # the fixture's trees reach depth 5
+    with pytest.raises(ValueError, match="trees of depth at most 4 are supported .* got depth 5"):
+        ForestEnsemble.from_files(paths)
 
 
 def test_forest_rejects_wrong_feature_width(ensemble_files):

@@ -13,7 +13,7 @@ from nas_envs.benchmarks.model_kinds import CURVE_EPOCHS, MODEL_KINDS, Encodings
 from nas_envs.extras import require_installed
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
-from nas_envs.surrogates.noise import ensemble_mean_std, noise_std
+from nas_envs.surrogates.noise import clip, ensemble_mean_std, noise_std
 from nas_envs.threads import inference_threads
 
 SURROGATES = ("xgb", "gin", "xgb+gin")  # accuracy ensembles ("xgb+gin" averages both); the runtime one is shared
@@ -69,9 +69,12 @@ class SurrogateBenchmark(Benchmark):
 
     @cached_property
     def cost_table(self) -> dict:
-        """The bundle's exact params/FLOPs table (``costs.json``), verified against the manifest."""
+        """The bundle's exact params/FLOPs table (``costs.json``), verified against the manifest; its weights as
+        arrays, converted once rather than at every evaluation."""
         _ = self.manifest  # verify checksums first
-        return self.bundle.read_json("costs.json")
+        table = self.bundle.read_json("costs.json")
+        return {name: {**entry, "weights": np.asarray(entry["weights"])}
+                if isinstance(entry, dict) and "weights" in entry else entry for name, entry in table.items()}
 
     @cached_property
     def _models(self) -> dict[str, Predictor]:
@@ -159,9 +162,8 @@ class SurrogateBenchmark(Benchmark):
         else:
             out["val_accuracy"], out["test_accuracy"] = val_mean, test_mean
             out["train_time_s"] = np.exp(log_time_mean)
-        # clipped to [0, 1] (minimum and maximum: np.clip's dispatch costs more than one architecture's arithmetic)
-        out["val_accuracy"] = np.minimum(np.maximum(out["val_accuracy"], 0.0), 1.0)
-        out["test_accuracy"] = np.minimum(np.maximum(out["test_accuracy"], 0.0), 1.0)
+        out["val_accuracy"] = clip(out["val_accuracy"], 0.0, 1.0)
+        out["test_accuracy"] = clip(out["test_accuracy"], 0.0, 1.0)
         out.update(encodings.costs)
         return out, z
 

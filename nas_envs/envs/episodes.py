@@ -35,6 +35,7 @@ from gymnasium import spaces
 
 from nas_envs.checks import check_flag
 from nas_envs.spaces.base import SearchSpace
+from nas_envs.surrogates.noise import clip
 
 #: scorer(rows, genes) -> (rewards, objective values by name, simulated seconds) of architectures just completed
 Scorer = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]]
@@ -159,6 +160,9 @@ class Episodes:
         # multi-fidelity: per copy, the architectures trained in its budget (canonical genes -> training)
         self.trainings: list[dict[bytes, Training]] = [{} for _ in range(num_copies)]
         self.current: list[Training | None] = [None] * num_copies
+        # copy 0's rows, views of the arrays above, for the single environment's scalar steps
+        self._genes0, self._obs0, self._mask0 = self.genes[0], self.obs[0], self.masks[0]
+        self._building = OneStep(self._no_reward, False, False, False, None)
 
     @property
     def num_copies(self) -> int:
@@ -171,8 +175,9 @@ class Episodes:
             for row in rows:
                 self.trainings[row] = {}
 
-    def restart(self, rows: np.ndarray) -> None:
-        """New, empty architectures in copies ``rows`` (their clocks run on)."""
+    def restart(self, rows: np.ndarray | int) -> None:
+        """New, empty architectures in copies ``rows`` (their clocks run on); the single environment passes its
+        copy as the integer 0, whose basic indexing costs less than an index array's."""
         d, a = self.space.num_decisions, self.space.num_actions
         self.genes[rows] = 0
         self.steps[rows] = 0
@@ -181,13 +186,14 @@ class Episodes:
         self.obs[rows, -1] = self.remaining(rows)
         self.masks[rows] = self._first_mask
         if self.epochs:
-            for row in rows:
+            for row in np.atleast_1d(rows):
                 self.current[row] = None
 
-    def remaining(self, rows: np.ndarray) -> np.ndarray:
+    def remaining(self, rows: np.ndarray | int) -> np.ndarray | float:
+        """The fraction of the budget left to copies ``rows`` (1 without a budget)."""
         if self.budget_seconds is None:
-            return np.ones(len(rows), dtype=np.float32)
-        return np.clip(1.0 - self.sim_time[rows] / self.budget_seconds, 0.0, 1.0)
+            return 1.0
+        return clip(1.0 - self.sim_time[rows] / self.budget_seconds, 0.0, 1.0)
 
     def _next_masks(self, rows: np.ndarray) -> np.ndarray:
         """Legal next actions of copies ``rows``: the space's batched call for many rows; for a few, its one-row
@@ -322,17 +328,18 @@ class Episodes:
             outcome = self.step(np.array([action]), np.ones(1, dtype=bool), scorer)
             return OneStep(outcome.rewards[0], bool(outcome.terminated[0]), bool(outcome.truncated[0]),
                            bool(outcome.illegal[0]), outcome.values or None)
-        if not (0 <= action < a and self.masks[0, action]):
-            self.masks[0] = 0
+        mask = self._mask0
+        if not (0 <= action < a and mask[action]):
+            mask[:] = 0
             return OneStep(self._no_reward, True, False, True, None)
-        self.genes[0, step] = action
-        obs = self.obs[0]
+        genes, obs = self._genes0, self._obs0
+        genes[step] = action
         obs[step * a + action] = 1.0
         obs[d * a + step] = 0.0
         obs[d * a + step + 1] = 1.0
         self.steps[0] = step + 1
         if step + 1 < d:
-            self.masks[0, :a] = self.space.action_mask(self.genes[0, : step + 1])
-            return OneStep(self._no_reward, False, False, False, None)
+            mask[:a] = self.space.action_mask(genes[: step + 1])
+            return self._building
         rewards, values = self._complete(_FIRST, scorer)
         return OneStep(rewards[0], True, False, False, values)

@@ -131,7 +131,7 @@ class SequentialNASEnv(Scoring, gym.Env):
         self._started = True
         self._done = False
         self.last_objectives = None
-        self._episodes.restart(_FIRST)
+        self._episodes.restart(0)
         return self._episodes.obs[0].copy(), self._info()
 
     def step(self, action):

@@ -130,7 +130,8 @@ class DartsSpace(SearchSpace):
         genes = np.array(genes, dtype=np.int64, copy=True)
         nodes = genes.reshape(-1, GENES_PER_NODE)
         swap = nodes[:, _IN_A] > nodes[:, _IN_B]
-        nodes[swap] = nodes[swap][:, [_IN_B, _OP_B, _IN_A, _OP_A]]
+        if swap.any():  # environments build canonical genes: skip the indexing then
+            nodes[swap] = nodes[swap][:, [_IN_B, _OP_B, _IN_A, _OP_A]]
         return nodes.reshape(genes.shape)
 
     # --- sampling and neighbourhoods ------------------------------------------------------------------------
@@ -300,10 +301,17 @@ class DartsSpace(SearchSpace):
         op counts (``python scripts/xgb_features.py`` compares them).
         """
         archs = np.asarray(archs, dtype=np.int64).reshape(-1, self.num_decisions)
-        edges_used = self.one_hot(archs).reshape(len(archs), 2, NUM_EDGES, len(OPS)).sum(axis=3)
         cost_features = self.cost_features(archs) if cost_features is None else cost_features
-        return np.concatenate([cost_features, edges_used.reshape(len(archs), -1),
-                               self.cell_depths(archs)], axis=1).astype(np.float32)
+        return np.concatenate([cost_features, self._edges_used(archs), self.cell_depths(archs)],
+                              axis=1).astype(np.float32)
+
+    def _edges_used(self, archs: np.ndarray) -> np.ndarray:
+        """Per cell, whether each of the 14 edges is active: float32 ``(N, 28)``, :meth:`one_hot` summed over the ops
+        (a node's two inputs differ, so an edge carries at most one op)."""
+        nodes = archs.reshape(-1, 2, NUM_NODES, GENES_PER_NODE)
+        out = np.zeros((len(nodes), 2, NUM_EDGES), dtype=np.float32)
+        out[np.arange(len(nodes))[:, None, None, None], _CELL_INDEX, _EDGE_OFFSETS + nodes[..., _INPUTS]] = 1.0
+        return out.reshape(len(nodes), -1)
 
     def cost_features(self, archs: np.ndarray) -> np.ndarray:
         """Per cell, per op, the number of edges from a cell input (0, 1) and from an intermediate node: (N, 28).

@@ -26,6 +26,10 @@ from nas_envs.extras import available
 
 _HAVE_XGBOOST = available("xgboost")
 
+#: the deepest trees read: a tree's complete layout takes 2 ** depth slots
+MAX_DEPTH = 10
+
+
 class ForestEnsemble:
     """The members of an ensemble of XGBoost models (objective ``reg:squarederror``).
 
@@ -38,14 +42,13 @@ class ForestEnsemble:
     def __init__(self, models: Sequence[dict]) -> None:
         self._models = models
         features: list[np.ndarray] = []
-        thresholds: list[np.ndarray] = []
-        children: list[np.ndarray] = []
-        values: list[np.ndarray] = []
+        conditions: list[np.ndarray] = []
+        lefts: list[np.ndarray] = []
+        rights: list[np.ndarray] = []
         roots: list[int] = []
         tree_member: list[int] = []
         self.base_scores = np.empty(len(models), dtype=np.float64)
         self.num_features = None
-        depth = 0
         offset = 0
         for member, model in enumerate(models):
             learner = model["learner"]
@@ -58,26 +61,43 @@ class ForestEnsemble:
                 raise ValueError(f"member {member} of the ensemble has no trees")
             for tree in learner["gradient_booster"]["model"]["trees"]:
                 left = np.asarray(tree["left_children"], dtype=np.int64)
+                lefts.append(np.where(left < 0, -1, left + offset))
                 right = np.asarray(tree["right_children"], dtype=np.int64)
-                leaf = left < 0
-                own = np.arange(len(left))
-                # Leaves point to themselves, so a fixed number of descents reaches every leaf.
-                pair = np.stack([np.where(leaf, own, left), np.where(leaf, own, right)], axis=1) + offset
-                children.append(pair.reshape(-1))
-                features.append(np.where(leaf, 0, np.asarray(tree["split_indices"], dtype=np.int64)))
-                condition = np.asarray(tree["split_conditions"], dtype=np.float32)
-                thresholds.append(np.where(leaf, np.float32(np.inf), condition))
-                values.append(np.where(leaf, condition, 0.0).astype(np.float64))
+                rights.append(np.where(right < 0, -1, right + offset))
+                features.append(np.asarray(tree["split_indices"], dtype=np.int64))
+                conditions.append(np.asarray(tree["split_conditions"], dtype=np.float32))
                 roots.append(offset)
                 tree_member.append(member)
-                depth = max(depth, _tree_depth(left, right))
                 offset += len(left)
-        self._feature = np.concatenate(features)
-        self._threshold = np.concatenate(thresholds).astype(np.float32)
-        self._children = np.concatenate(children)
-        self._value = np.concatenate(values)
-        self._roots = np.asarray(roots, dtype=np.int64)
-        self._depth = depth
+        left, right = np.concatenate(lefts), np.concatenate(rights)
+        feature, condition = np.concatenate(features), np.concatenate(conditions)
+        position, depth = _heap_positions(left, right, np.asarray(roots, dtype=np.int64))
+        self._depth = int(depth.max())
+        # The trees are laid out complete, together as one heap: level L of every tree is one block of T * 2 ** L
+        # slots (T trees, tree t's from t * 2 ** L on, its roots the block [T, 2T)), so that the children of slot g
+        # are 2g and 2g + 1 whatever the tree. A prediction walks slots without reading child links, one level of
+        # every tree at a time, over two narrow arrays that stay in cache (a one-row prediction reads scattered
+        # slots). A leaf above the last level fills its leftmost slot below, and the slots on the way test nothing.
+        trees, last = len(roots), self._depth
+        tree = np.repeat(np.arange(trees), np.diff([*roots, len(left)]))
+        internal = left >= 0
+        # The trees share few distinct tests (feature, threshold): each row evaluates every distinct test once and
+        # a slot reads its test's outcome. Test 0 is always false (NaN threshold).
+        tests, test_of_node = np.unique(np.stack([feature[internal].astype(np.float64),
+                                                  condition[internal].astype(np.float64)], axis=1),
+                                        axis=0, return_inverse=True)
+        self._test_feature = np.concatenate([[0], tests[:, 0]]).astype(np.int64)
+        self._test_threshold = np.concatenate([[np.nan], tests[:, 1]]).astype(np.float32)
+        slot = (trees + tree - 1) * 2**depth + position  # a node's slot at its own level
+        self._tests = np.zeros(trees * 2**last, dtype=np.min_scalar_type(len(self._test_feature)))
+        self._tests[slot[internal]] = test_of_node.reshape(-1) + 1
+        leaf = ~internal
+        self._leaf_value = np.zeros(trees * 2**last, dtype=np.float32)  # XGBoost stores float32 leaves
+        # a leaf's leftmost slot on the last level, counted from that level's first
+        self._leaf_value[(slot[leaf] << (last - depth[leaf])) - trees * 2**last] = condition[leaf]
+        self._roots = np.arange(trees, 2 * trees)
+        self._root_tests = self._tests[self._roots] if last else None
+        self._leaf_start = trees * 2**last
         # a member's trees are consecutive: its sum is one segment of an add.reduceat
         self._member_starts = np.searchsorted(np.asarray(tree_member), np.arange(len(models)))
         self.num_members = len(models)
@@ -124,27 +144,43 @@ class ForestEnsemble:
         return booster
 
     def predict_numpy(self, x: np.ndarray) -> np.ndarray:
-        """Every tree of every member evaluated at once with numpy (fast for a few rows): one flat array of nodes
-        over rows x trees, reading a flat copy of the rows (row ``r``'s features start at ``r * num_features``)."""
+        """Every tree of every member evaluated at once with numpy (fast for a few rows): the distinct tests of
+        every row first, then every tree of every row descends the heap one level at a time, reading row ``r``'s
+        outcomes from ``r * tests`` on."""
         x = np.asarray(x, dtype=np.float32)
         trees = len(self._roots)
-        flat = x.reshape(-1)
+        outcomes = (x[:, self._test_feature] >= self._test_threshold).reshape(-1)
         if len(x) == 1:  # an environment's evaluation: no row offsets to add
-            node = self._roots
-            for _ in range(self._depth):
-                node = self._children[2 * node + (flat[self._feature[node]] >= self._threshold[node])]
+            slot = self._roots
+            if self._depth:
+                slot = 2 * slot + outcomes[self._root_tests]
+            for _ in range(self._depth - 1):
+                slot = 2 * slot + outcomes[self._tests[slot]]
         else:
-            offset = np.repeat(np.arange(len(x)) * x.shape[1], trees)
-            node = np.tile(self._roots, len(x))
+            slot = np.tile(self._roots, len(x))
+            offset = np.repeat(np.arange(len(x)) * len(self._test_feature), trees)
             for _ in range(self._depth):
-                node = self._children[2 * node + (flat[offset + self._feature[node]] >= self._threshold[node])]
-        leaves = self._value[node].reshape(len(x), trees)
+                slot = 2 * slot + outcomes[offset + self._tests[slot]]
+        leaves = self._leaf_value[slot - self._leaf_start].astype(np.float64).reshape(len(x), trees)
         return np.add.reduceat(leaves, self._member_starts, axis=1) + self.base_scores
 
 
-def _tree_depth(left: np.ndarray, right: np.ndarray) -> int:
+def _heap_positions(left: np.ndarray, right: np.ndarray, roots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every node's slot in its tree's complete layout (root 1, children of p at 2p and 2p + 1) and its depth,
+    one level of all trees at a time (``left``/``right``: global child numbers, -1 at leaves). Trees deeper than
+    :data:`MAX_DEPTH` are refused."""
+    position = np.zeros(len(left), dtype=np.int64)
     depth = np.zeros(len(left), dtype=np.int64)
-    for node in range(len(left)):  # XGBoost numbers children after their parents
-        if left[node] >= 0:
-            depth[left[node]] = depth[right[node]] = depth[node] + 1
-    return int(depth.max())
+    position[roots] = 1
+    level, frontier = 0, roots
+    while len(frontier):
+        parents = frontier[left[frontier] >= 0]
+        level += 1
+        if len(parents) and level > MAX_DEPTH:
+            raise ValueError(f"trees of depth at most {MAX_DEPTH} are supported (a tree takes 2 ** depth slots of "
+                             f"the complete layout), got depth {level}: fit with a smaller max_depth")
+        for child, turn in ((left[parents], 0), (right[parents], 1)):
+            position[child] = 2 * position[parents] + turn
+            depth[child] = level
+        frontier = np.concatenate([left[parents], right[parents]])
+    return position, depth
