@@ -3,7 +3,8 @@
     python scripts/env_speed.py [--env SurrNAS-DARTS-v0] [--benchmark darts]
 
 Measures: import nas_envs + gym.make (fresh process, median of 5), single-env steps/s and complete masked
-random episodes/s, vector-env episodes/s, and batched surrogate evaluation of 100 architectures.
+random episodes/s (with the host's plain-Python speed after each block: a shared host's speed swings), vector-env
+episodes/s, and batched surrogate evaluation of 100 architectures.
 """
 
 from __future__ import annotations
@@ -49,16 +50,27 @@ def first_evaluation_seconds(env_id: str) -> float:
     return time.perf_counter() - start
 
 
-def single_env_rates(env_id: str, episodes: int, blocks: int = 3) -> tuple[float, float]:
+def python_loop_rate(iterations: int = 500_000) -> float:
+    """Millions of iterations per second of a plain Python loop: how fast the host runs Python right now. A shared
+    machine's host swings between speeds (here by up to 1.7x for minutes at a time), so a rate means something
+    only next to this reading."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(iterations):
+        total += i
+    return iterations / (time.perf_counter() - start) / 1e6
+
+
+def single_env_rates(env_id: str, episodes: int, blocks: int = 3) -> tuple[float, float, list[float]]:
     """Steps and episodes per second once the models are loaded (the first evaluation is timed on its own): the
     median over ``blocks`` blocks of ``episodes`` episodes each, as this machine's speed swings from second to
-    second."""
+    second; and :func:`python_loop_rate` after each block."""
     env = gym.make(env_id)
     _, info = env.reset(seed=0)
     env.unwrapped.benchmark.load()
     decisions = env.unwrapped.space.num_decisions
     uniform = np.random.default_rng(0).random((blocks, episodes, decisions))
-    seconds = []
+    seconds, loop_rates = [], []
     for block in range(blocks):
         start = time.perf_counter()
         for episode in range(episodes):
@@ -68,8 +80,9 @@ def single_env_rates(env_id: str, episodes: int, blocks: int = 3) -> tuple[float
                 action = legal[int(uniform[block, episode, decision] * len(legal))]
                 _, _, terminated, _, info = env.step(action)
         seconds.append(time.perf_counter() - start)
+        loop_rates.append(python_loop_rate())
     elapsed = statistics.median(seconds)
-    return episodes * decisions / elapsed, episodes / elapsed
+    return episodes * decisions / elapsed, episodes / elapsed, loop_rates
 
 
 def vector_env_rate(env_id: str, num_envs: int, episodes_per_env: int) -> float:
@@ -118,9 +131,10 @@ def main() -> None:
     args = parser.parse_args()
     print(f"import nas_envs + gym.make('{args.env}'): {import_and_make_seconds(args.env):.3f} s (median of 5)")
     print(f"first evaluation (loads the models): {1000 * first_evaluation_seconds(args.env):.0f} ms")
-    steps, episodes = single_env_rates(args.env, args.episodes)
+    steps, episodes, loop_rates = single_env_rates(args.env, args.episodes)
     print(f"single env: {steps:,.0f} steps/s, {episodes:,.0f} complete masked random episodes/s (median of 3 blocks "
-          f"of {args.episodes})")
+          f"of {args.episodes}); the host's plain Python loop meanwhile: "
+          f"{', '.join(f'{rate:.1f}' for rate in loop_rates)} M iterations/s")
     for num_envs in (16, 256):
         rate = vector_env_rate(args.env, num_envs, max(1, args.episodes // num_envs))
         print(f"vector env ({num_envs} copies): {rate:,.0f} complete episodes/s")
