@@ -52,8 +52,8 @@ def first_evaluation_seconds(env_id: str) -> float:
 
 def python_loop_rate(iterations: int = 500_000) -> float:
     """Millions of iterations per second of a plain Python loop: how fast the host runs Python right now. A shared
-    machine's host swings between speeds (here by up to 1.7x for minutes at a time), so a rate means something
-    only next to this reading."""
+    machine's host swings between speeds for minutes at a time, so a rate means something only next to this
+    reading."""
     start = time.perf_counter()
     total = 0
     for i in range(iterations):
