@@ -18,15 +18,18 @@ import collections
 from pathlib import Path
 
 import numpy as np
+import xgboost as xgb
 from scipy import stats
 
 from nas_envs import make_benchmark
 from nas_envs.assets import data_path
+from nas_envs.benchmarks.model_kinds import Encodings
 from nas_envs.groundtruth.analysis import device, noise_groups
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
 from nas_envs.groundtruth.records import read_protocol_records
 from nas_envs.spaces.darts import CELLS, OPS, PARAMETER_FREE_OPS
-from nas_envs.surrogates.metrics import all_metrics
+from nas_envs.surrogates.metrics import all_metrics, kendall_tau
+from nas_envs.surrogates.xgb import cross_validated_rounds, train_members
 
 SURROGATES = ("xgb", "gin", "xgb+gin")
 POOLS = frozenset({"max_pool_3x3", "avg_pool_3x3"})
@@ -71,34 +74,78 @@ def table(rows: list[tuple[str, dict[str, tuple[float, float, float]]]]) -> list
     return lines
 
 
+def fit_predict(x: np.ndarray, y: np.ndarray, x_test: np.ndarray, seed: int) -> np.ndarray:
+    """The noise-free prediction of an XGB ensemble of the released recipe (10 bootstrap members, cross-validated
+    rounds) fitted on ``(x, y)``."""
+    boosters = train_members(x, y, members=10, seed=seed, rounds=cross_validated_rounds(x, y, seed=seed))
+    test = xgb.DMatrix(x_test)
+    return np.mean([b.predict(test) for b in boosters], axis=0)
+
+
+def random_cpu_trainings(records: list[dict], space) -> tuple[np.ndarray, np.ndarray]:
+    """Genes and validation accuracies of the random training architectures trained on a CPU: GPU records carry a
+    device offset the fit corrects, which would mix in a second effect."""
+    train = [r for r in records if r["subset"] == "train" and r["source"] == "random"
+             and (r["environment"].get("device") or "cpu") == "cpu"]
+    return space.as_batch([r["arch"] for r in train]), np.array([r["val_accuracy"] for r in train])
+
+
+def isomorph_fitting(records: list[dict], bench, groups: dict[str, list[dict]], repeats: int = 4) -> list[str]:
+    """Do the surrogates lose what isomorphic cells share? The space keeps architectures that differ only by the
+    numbering of a cell's intermediate nodes apart (``DartsSpace.isomorphs``), and the XGB encoding's per-edge
+    columns differ between them, so trees must learn from data that they train alike. XGB ensembles of the released
+    recipe fitted on the random CPU training records, judged on the noise subset's 3-seed means: with the genes as
+    collected, with every architecture (fitted and judged) replaced by the first of its isomorphs, and with each
+    judged architecture's prediction averaged over its isomorphs."""
+    space = bench.space
+    archs = sorted(groups)
+    genes = space.as_batch(archs)
+    means = np.array([np.mean([r["val_accuracy"] for r in groups[a]]) for a in archs])
+    train_genes, y_train = random_cpu_trainings(records, space)
+    encode = lambda g: Encodings(space, g, bench.cost_table).features_and_log_costs  # noqa: E731
+    first = lambda batch: np.array([space.isomorphs(g)[0] for g in batch])  # noqa: E731
+    isomorphs = [space.isomorphs(g) for g in genes]
+    owner = np.repeat(np.arange(len(genes)), [len(i) for i in isomorphs])
+    counts = np.array([len(space.isomorphs(g)) for g in train_genes])
+
+    def averaged(x: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
+        return np.bincount(owner, fit_predict(x, y, encode(np.concatenate(isomorphs)), seed)) / np.bincount(owner)
+
+    settings = {
+        "genes as collected": lambda seed: fit_predict(encode(train_genes), y_train, encode(genes), seed),
+        "every architecture as the first of its isomorphs":
+            lambda seed: fit_predict(encode(first(train_genes)), y_train, encode(first(genes)), seed),
+        "prediction averaged over the judged architecture's isomorphs":
+            lambda seed: averaged(encode(train_genes), y_train, seed),
+    }
+    lines = [f"The {len(train_genes)} random CPU training architectures have a median of {np.median(counts):.0f} "
+             f"isomorphs each (mean {counts.mean():.1f}, largest {counts.max()}); "
+             f"{len({tuple(space.isomorphs(g)[0]) for g in train_genes})} distinct classes among them. XGB ensembles "
+             f"fitted on them, judged on the {len(archs)} noise-subset architectures' 3-seed means, {repeats} "
+             "member seeds:", "",
+             "| encoding | R2 | Kendall tau |", "| --- | --- | --- |"]
+    for name, predict in settings.items():
+        r2s, taus = np.array([(1 - np.mean((means - p) ** 2) / np.var(means), kendall_tau(means, p))
+                              for p in (predict(seed) for seed in range(repeats))]).T
+        lines.append(f"| {name} | {r2s.mean():.3f} +- {r2s.std(ddof=1) / np.sqrt(repeats):.3f} | "
+                     f"{taus.mean():.3f} +- {taus.std(ddof=1) / np.sqrt(repeats):.3f} |")
+    return lines
+
+
 def seed_mean_fitting(records: list[dict], bench, groups: dict[str, list[dict]], repeats: int = 2,
                       folds: int = 5) -> list[str]:
     """Does fitting on seed means help? XGB ensembles (the released recipe) fitted on (a) the 3-seed means of the
     other noise-subset architectures, (b) as many trainings as (a) spent, one seed each of distinct random training
     architectures, (c) one seed of the same architectures as (a), (d) as many random training architectures as (c),
     all scored against the held-out folds' 3-seed means (cross-validation over the noise subset)."""
-    from nas_envs.benchmarks.model_kinds import Encodings
-    from nas_envs.surrogates.metrics import kendall_tau
-    from nas_envs.surrogates.xgb import cross_validated_rounds, train_members
-
     space = bench.space
     archs = sorted(groups)
     genes = space.as_batch(archs)
     x_noise = Encodings(space, genes, bench.cost_table).features_and_log_costs
     means = np.array([np.mean([r["val_accuracy"] for r in groups[a]]) for a in archs])
     first = np.array([min(groups[a], key=lambda r: r["replicate"])["val_accuracy"] for a in archs])
-    # CPU trainings only: GPU records carry a device offset the fit corrects, which would mix in a second effect
-    train = [r for r in records if r["subset"] == "train" and r["source"] == "random"
-             and (r["environment"].get("device") or "cpu") == "cpu"]
-    x_train = Encodings(space, space.as_batch([r["arch"] for r in train]), bench.cost_table).features_and_log_costs
-    y_train = np.array([r["val_accuracy"] for r in train])
-
-    def fit_predict(x: np.ndarray, y: np.ndarray, x_test: np.ndarray, seed: int) -> np.ndarray:
-        boosters = train_members(x, y, members=10, seed=seed, rounds=cross_validated_rounds(x, y, seed=seed))
-        import xgboost as xgb
-
-        test = xgb.DMatrix(x_test)
-        return np.mean([b.predict(test) for b in boosters], axis=0)
+    train_genes, y_train = random_cpu_trainings(records, space)
+    x_train = Encodings(space, train_genes, bench.cost_table).features_and_log_costs
 
     settings = {"(a) 3-seed means of the other noise architectures": [], "(b) one seed each, as many trainings as (a)":
                 [], "(c) one seed of (a)'s architectures": [], "(d) one seed each, as many trainings as (c)": []}
@@ -109,7 +156,7 @@ def seed_mean_fitting(records: list[dict], bench, groups: dict[str, list[dict]],
         for fold in range(folds):
             test, fit = fold_of == fold, fold_of != fold
             n_fit = int(fit.sum())
-            draws = rng.choice(len(train), size=3 * n_fit, replace=False)
+            draws = rng.choice(len(y_train), size=3 * n_fit, replace=False)
             seed = 100 * repeat + fold
             inputs = ((x_noise[fit], means[fit]), (x_train[draws], y_train[draws]), (x_noise[fit], first[fit]),
                       (x_train[draws[:n_fit]], y_train[draws[:n_fit]]))
@@ -250,6 +297,14 @@ def main() -> None:
         "5-fold cross-validation over the noise subset, 2 repeats with other folds and draws:",
         "",
         *seed_mean_fitting(records, benches["xgb"], groups),
+        "",
+        "## Isomorphic cells",
+        "",
+        "Renumbering a cell's intermediate nodes, in any order in which each still reads only earlier ones, builds the "
+        "same network up to the order of its channels. The space keeps such architectures apart, as NAS-Bench-301 "
+        "does; do the surrogates lose what they share?",
+        "",
+        *isomorph_fitting(records, benches["xgb"], groups),
         "",
     ]
     args.out.write_text("\n".join(lines))

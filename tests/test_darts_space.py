@@ -111,6 +111,30 @@ def test_neighbours_differ_in_one_edge_and_are_valid():
     assert SPACE.mutate(genes, seed=0).tolist() in [n.tolist() for n in neighbours]
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_isomorphs_are_the_same_network_renumbered(seed):
+    genes = SPACE.sample(seed=seed)
+    isomorphs = SPACE.isomorphs(genes)
+    assert len(isomorphs) == len({tuple(g) for g in isomorphs})
+    assert any((g == genes).all() for g in isomorphs)
+    for g in isomorphs:
+        SPACE.validate(g)
+        np.testing.assert_array_equal(SPACE.canonicalize(g), g)
+        # the same ops on the same kinds of input, the same depth: the same params and FLOPs
+        np.testing.assert_array_equal(SPACE.cost_features(g[None]), SPACE.cost_features(genes[None]))
+        np.testing.assert_array_equal(SPACE.cell_depths(g[None]), SPACE.cell_depths(genes[None]))
+        assert {tuple(h) for h in SPACE.isomorphs(g)} == {tuple(h) for h in isomorphs}  # one class
+
+
+def test_isomorph_counts_follow_the_cells_order_constraints():
+    reads_inputs_only = [0, 3, 1, 4] * 4  # every node reads the two cell inputs: any order of the four
+    chain = [0, 3, 1, 4, 0, 3, 2, 4, 0, 3, 3, 4, 0, 3, 4, 4]  # node k reads node k - 1: one order
+    assert len(SPACE.isomorphs(np.array(reads_inputs_only + chain))) == 1  # all 24 orders give the same genes
+    distinct_ops = sum(([0, op, 1, op] for op in range(4)), [])  # inputs only, a different op in each node
+    assert len(SPACE.isomorphs(np.array(distinct_ops + chain))) == 24
+    assert len(SPACE.isomorphs(np.array(distinct_ops + distinct_ops))) == 24 * 24
+
+
 @pytest.mark.parametrize(
     "text, message",
     [

@@ -165,6 +165,28 @@ class DartsSpace(SearchSpace):
                         result.append(self.canonicalize(changed))
         return result
 
+    def isomorphs(self, genes: np.ndarray) -> np.ndarray:
+        """The architectures that build the same network as ``genes`` up to the order of channels: each cell's
+        intermediate nodes renumbered in every order in which a node still reads only earlier nodes (the cell
+        output concatenates them all, so only the order of its channels changes, and with it nothing a training
+        depends on but which random weights go where). Canonical, distinct and sorted ``(K, 32)``, ``genes``
+        among them. The space keeps them apart, as NAS-Bench-301 does."""
+        cells = [self._cell_isomorphs(cell) for cell in self.canonicalize(genes).reshape(2, GENES_PER_CELL)]
+        return np.array([np.concatenate(pair) for pair in itertools.product(*cells)])
+
+    def _cell_isomorphs(self, cell: np.ndarray) -> list[np.ndarray]:
+        nodes = cell.reshape(NUM_NODES, GENES_PER_NODE)
+        found = set()
+        for order in itertools.permutations(range(2, NUM_NODES + 2)):  # order[k]: the new number of node k + 2
+            renumber = np.array([0, 1, *order])
+            inputs = renumber[nodes[:, _INPUTS]]
+            if (inputs < np.array(order)[:, None]).all():  # every node still reads earlier ones only
+                renumbered = np.empty_like(nodes)
+                renumbered[np.array(order) - 2] = np.stack(
+                    [inputs[:, 0], nodes[:, _OP_A], inputs[:, 1], nodes[:, _OP_B]], axis=1)
+                found.add(tuple(self.canonicalize(renumbered.reshape(-1))))
+        return [np.array(genes) for genes in sorted(found)]
+
     # --- strings --------------------------------------------------------------------------------------------
     def to_string(self, genes: np.ndarray) -> str:
         genes = self.canonicalize(genes).tolist()
