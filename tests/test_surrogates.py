@@ -327,6 +327,27 @@ def test_a_bundle_is_judged_on_the_grown_noise_subset_without_refitting(tmp_path
     assert 0 < ceiling["held_out_single_seed"] < ceiling["noise_subset_seed_means"] < 1
 
 
+@pytest.mark.slow  # builds the full-width cost table: about 30 s
+def test_a_bundle_is_judged_on_its_own_protocols_data(tmp_path, monkeypatch):
+    """A bundle fitted on another protocol than the space's default (FBNet v1's full width) is judged, and its model
+    card drawn, on that protocol's file."""
+    from nas_envs.fitting.model_card import write_model_card
+    from nas_envs.fitting.surrogate_fit import assess_bundle, fit_surrogate
+
+    assets = Path(__file__).resolve().parents[1] / "assets" / "data"
+    (tmp_path / "data").mkdir()
+    for name, lines in (("fbnet-fmnist14-full-e4-v1.jsonl", 60), ("fbnet-fmnist14-half-e4-v1.jsonl", 70)):
+        (tmp_path / "data" / name).write_text("".join((assets / name).read_text().splitlines(keepends=True)[:lines]))
+    monkeypatch.setenv("NAS_ENVS_ASSETS", str(tmp_path))
+    refit = tmp_path / "models" / "fbnet-full"
+    for kind in ("xgb", "runtime"):
+        fit_surrogate("fbnet", kind, "fbnet-fmnist14-full-e4-v1", out_dir=refit)
+    judged = assess_bundle("fbnet", "xgb", bundle=refit)
+    assert judged["data_lines"] == judged["bundle_data_lines"] == 60
+    card = write_model_card("fbnet", refit, tmp_path / "card").read_text()
+    assert "Judged on the data as it is now (60 lines; the models read 60)" in card
+
+
 def test_r2_ceiling_on_known_noise():
     from nas_envs.fitting.surrogate_fit import Dataset, r2_ceilings
 

@@ -21,7 +21,6 @@ from nas_envs.assets import (
     resolve_bundle,
 )
 from nas_envs.fitting.surrogate_fit import HELD_OUT_FRACTION
-from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
 
 logger = logging.getLogger(__name__)
 ACCURACY_KINDS = ("xgb", "gin", "xgb+gin")
@@ -32,7 +31,8 @@ def _pct(value: float) -> str:
 
 
 def _quality_rows(space: str, bundle: Path) -> tuple[list[str], dict]:
-    """Markdown rows of every accuracy model (and the pooled one) judged on the data as it is now."""
+    """Markdown rows of every accuracy model (and the pooled one) judged on the data of its protocol as it is
+    now."""
     from nas_envs.fitting.surrogate_fit import assess_bundle
 
     rows, scored = [], {}
@@ -55,8 +55,9 @@ def _quality_rows(space: str, bundle: Path) -> tuple[list[str], dict]:
     return rows, scored
 
 
-def _scatter(space: str, bundle: Path, kind: str, output: Path) -> None:
-    """Predicted (noise-free) against measured (seed means) validation accuracy on the noise subset."""
+def _scatter(space: str, protocol: str, bundle: Path, kind: str, output: Path) -> None:
+    """Predicted (noise-free) against measured (seed means) validation accuracy on the noise subset of
+    ``protocol``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -65,7 +66,6 @@ def _scatter(space: str, bundle: Path, kind: str, output: Path) -> None:
     from nas_envs.benchmarks import make_benchmark
     from nas_envs.fitting.surrogate_fit import load_dataset
 
-    protocol = DEFAULT_PROTOCOL[space]
     data = load_dataset(require_data(data_path(protocol)), protocol)
     measured = np.array([v.mean() for v in data.noise_targets["val_accuracy"]])
     predicted = make_benchmark(space, surrogate=kind, bundle=bundle).evaluate(data.noise_genes, noise=False)
@@ -82,13 +82,13 @@ def _scatter(space: str, bundle: Path, kind: str, output: Path) -> None:
     plt.close(figure)
 
 
-def _incumbent_rows(space: str) -> list[str]:
-    """The final incumbents of the committed searches, trained for real, against what the searches saw."""
+def _incumbent_rows(space: str, protocol: str) -> list[str]:
+    """The final incumbents of the committed searches, trained for real under ``protocol``, against what the
+    searches saw."""
     from nas_envs.groundtruth.analysis import incumbent_check
     from nas_envs.groundtruth.records import read_protocol_records
 
     folder = REPO_ASSETS / "data" / "trajectories" / "incumbents"
-    protocol = DEFAULT_PROTOCOL[space]
     records = read_protocol_records(require_data(data_path(protocol)), protocol)
     rows = []
     for path in sorted(folder.glob(f"{space}_*.jsonl")) if folder.is_dir() else []:
@@ -150,13 +150,13 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
     best = "xgb+gin" if "xgb+gin" in scored else next(iter(scored), None)
     if best is not None:
         figure = out_dir / f"{title}-scatter.png"
-        _scatter(space, folder, best, figure)
+        _scatter(space, manifest["protocol"], folder, best, figure)
         lines += ["", f"![predicted against measured]({figure.name})"]
     if refits:
         from nas_envs.fitting.surrogate_fit import leave_one_source_out, quality_against_data_size
 
         logger.info("model card: leave-one-source-out refits")
-        loso = leave_one_source_out(space, "xgb")
+        loso = leave_one_source_out(space, "xgb", manifest["protocol"])
         lines += ["", "## Leave one source out (XGB refitted without each source, judged on it)", "",
                   "| source | records | R2 | sparse Kendall tau | bias |", "| --- | --- | --- | --- | --- |"]
         for source, metrics in loso.items():
@@ -164,7 +164,7 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
             lines.append(f"| {source} | {m['n']} | {m['r2']:.2f} | {m['sparse_kendall_tau']:.2f} | "
                          f"{100 * m['bias']:+.2f} % |")
         logger.info("model card: learning-curve refits")
-        curve = quality_against_data_size(space, "xgb")
+        curve = quality_against_data_size(space, "xgb", manifest["protocol"])
         lines += ["", "## Learning curve (XGB refitted on growing parts of the fitting split)", "",
                   "| fitting records | held-out R2 | noise-subset R2 | noise-subset sparse Kendall tau |",
                   "| --- | --- | --- | --- |"]
@@ -174,7 +174,7 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
                          f"{noise['surrogate_r2']:.2f} | {noise['surrogate_sparse_kendall_tau']:.2f} |")
     if "curve" in models:
         lines += ["", *_curve_rows(models["curve"], manifest["data"].get("learning_curves") or {})]
-    incumbents = _incumbent_rows(space)
+    incumbents = _incumbent_rows(space, manifest["protocol"])
     if incumbents:
         lines += ["", "## Incumbents of searches, trained for real", "",
                   "The final incumbents of committed agent runs, each trained once: what the searches observed "

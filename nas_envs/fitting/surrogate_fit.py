@@ -259,10 +259,12 @@ def assess_bundle(space_name: str, kind: str, protocol_name: str | None = None, 
     without refitting: the noise subset keeps growing after a fit, and a model never fitted on it can be judged on
     all of it. Held-out metrics use the fixed split: a record on its held-out side was never fitted on, whether it
     existed at fit time or not. ``bundle_data_lines``: the lines the (oldest) fitted part read. ``bundle``: a
-    released name or a folder; default: the space's newest release."""
+    released name or a folder; default: the space's newest release. ``protocol_name``: default, the bundle's own
+    (the data it was fitted on grows in its protocol's file)."""
     bundle, _ = resolve_bundle(DEFAULT_BUNDLES[space_name] if bundle is None else bundle)
-    space, _, _, data, cost_table = _resolve(space_name, kind, protocol_name, bundle)
-    models = read_verified_manifest(bundle, f"refit it with 'nas-envs fit {space_name} --model {kind}'")["models"]
+    manifest = read_verified_manifest(bundle, f"refit it with 'nas-envs fit {space_name} --model {kind}'")
+    models = manifest["models"]
+    space, _, _, data, cost_table = _resolve(space_name, kind, protocol_name or manifest.get("protocol"), bundle)
     kind_of = model_kind(kind)
     pooled = isinstance(kind_of, PooledKinds)
     parts = [part.name for part in kind_of.parts] if pooled else [kind]
