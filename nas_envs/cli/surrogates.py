@@ -25,6 +25,7 @@ def _fit(args: argparse.Namespace) -> int:
 def _evaluate_surrogate(args: argparse.Namespace) -> int:
     import json
 
+    from nas_envs.assets import DEFAULT_BUNDLES, read_verified_manifest, resolve_bundle
     from nas_envs.benchmarks import make_benchmark
     from nas_envs.fitting.surrogate_fit import assess_bundle, leave_one_source_out, quality_against_data_size
 
@@ -39,12 +40,14 @@ def _evaluate_surrogate(args: argparse.Namespace) -> int:
         print(json.dumps({"bundled": {k: entry[k] for k in ("fit_records", "held_out_records", "held_out_metrics",
                                                              "noise_subset", "noise_calibration")}}, indent=2))
     print(json.dumps({"bundle_on_current_data": assess_bundle(args.space, args.model, bundle=args.bundle)}, indent=2))
+    # refits read the data of the bundle's protocol
+    protocol = read_verified_manifest(resolve_bundle(args.bundle or DEFAULT_BUNDLES[args.space])[0], "")["protocol"]
     if args.leave_one_source_out:
-        print(json.dumps({"leave_one_source_out": leave_one_source_out(args.space, args.model)}, indent=2))
+        print(json.dumps({"leave_one_source_out": leave_one_source_out(args.space, args.model, protocol)}, indent=2))
     if args.learning_curve:
         from nas_envs.fitting.plots import plot_quality_against_data_size
 
-        curve = quality_against_data_size(args.space, args.model)
+        curve = quality_against_data_size(args.space, args.model, protocol)
         print(json.dumps({"quality_against_data_size": curve}, indent=2))
         plot_quality_against_data_size(curve, Path(args.learning_curve), f"{args.space} {args.model}")
         print(f"wrote {args.learning_curve}")
