@@ -33,6 +33,7 @@ from nas_envs.spaces.cityseg import (
     DEPTH_CHOICES,
     EXPAND_START,
     NETWORK_PARTS,
+    NUM_GENES,
     SLOT_STAGE,
     STAGE_MAX_BLOCKS,
     WIDTH_START,
@@ -79,6 +80,10 @@ class LatencyTable:
             dense = np.full(int(index.max()) + 1, np.nan)
             dense[index] = list(entries.values())
             self._parts[part] = dense
+        # Each part's index is linear in the genes (its keys select genes, its mixed radix weighs them), so all of
+        # them are one integer product: column p holds part p's index of each unit gene vector.
+        self._index_weights = np.stack([self._index(part, keys) for part, keys in
+                                        self._keys(np.eye(NUM_GENES, dtype=np.int64)).items()], axis=1)
 
     @staticmethod
     def _index(part: str, keys: np.ndarray) -> np.ndarray:
@@ -89,17 +94,27 @@ class LatencyTable:
             return ((w_in * 3 + w_out) * max(DEPTH_CHOICES) + depth) * 3 ** max(STAGE_MAX_BLOCKS) + digits
         return (keys * 3 ** np.arange(keys.shape[1])[::-1]).sum(axis=1)
 
-    def milliseconds(self, genes: np.ndarray) -> np.ndarray:
-        """Per-image latency of canonical, non-degenerate architectures ``(N, 24)``."""
+    @staticmethod
+    def _keys(genes: np.ndarray) -> dict[str, np.ndarray]:
+        """Each part's key ``(N, K)`` in the genes, in :data:`NETWORK_PARTS` order."""
         widths = genes[:, WIDTH_START:]
-        total = self._parts["head"][self._index("head", np.column_stack([genes[:, 0], widths[:, :2]]))]
+        keys = {"head": np.column_stack([genes[:, 0], widths[:, :2]])}
         for stage in range(len(STAGE_MAX_BLOCKS)):
             slots = EXPAND_START + np.flatnonzero(SLOT_STAGE == stage)
             # inactive slots are 0 in canonical genes: the same index as a key without them
-            keys = np.column_stack([widths[:, 1 + stage], widths[:, 2 + stage], genes[:, 1 + stage], genes[:, slots]])
-            total = total + self._parts[f"stage{stage + 1}"][self._index(f"stage{stage + 1}", keys)]
-        return total + self._parts["decoder"][self._index("decoder", widths[:, 2:])]
+            keys[f"stage{stage + 1}"] = np.column_stack([widths[:, 1 + stage], widths[:, 2 + stage],
+                                                         genes[:, 1 + stage], genes[:, slots]])
+        keys["decoder"] = widths[:, 2:]
+        return keys
 
+    def milliseconds(self, genes: np.ndarray) -> np.ndarray:
+        """Per-image latency of canonical, non-degenerate architectures ``(N, 24)``: the parts' entries summed in
+        :data:`NETWORK_PARTS` order."""
+        index = np.asarray(genes, dtype=np.int64) @ self._index_weights
+        total = self._parts[NETWORK_PARTS[0]][index[:, 0]]
+        for column, part in enumerate(NETWORK_PARTS[1:], start=1):
+            total = total + self._parts[part][index[:, column]]
+        return total
 
 def hardware_objectives(space: CitySegSpace, costs: dict, latency: dict[str, LatencyTable],
                         genes: np.ndarray) -> dict[str, np.ndarray]:

@@ -307,10 +307,10 @@ class CitySegSpace(SearchSpace):
             own = stage_widths[:, stage]
             first = (input_width * w + own) * e + expands[:, slots[0]]
             columns.append(_indicator(first, w * w * e))
-            later = np.zeros((n, w * e))
-            for slot in slots[1:]:
-                np.add.at(later, (rows, own * e + expands[:, slot]), active[:, slot].astype(np.float64))
-            columns.append(later)
+            # the stage's later active blocks counted per (own width, expand ratio): one bincount over all rows
+            later = (rows[:, None] * w + own[:, None]) * e + expands[:, slots[1:]]
+            columns.append(np.bincount(later.reshape(-1), weights=active[:, slots[1:]].reshape(-1),
+                                       minlength=n * w * e).reshape(n, w * e))
             input_width = own
         columns += [_indicator(stage_widths[:, stage], w) for stage in range(NUM_STAGES)]
         return np.hstack(columns)
