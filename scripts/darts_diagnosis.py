@@ -27,7 +27,7 @@ from nas_envs.benchmarks.model_kinds import Encodings
 from nas_envs.groundtruth.analysis import device, noise_groups
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
 from nas_envs.groundtruth.records import read_protocol_records
-from nas_envs.spaces.darts import CELLS, OPS, PARAMETER_FREE_OPS
+from nas_envs.spaces.darts import CELLS, NUM_NODES, OPS, PARAMETER_FREE_OPS
 from nas_envs.surrogates.metrics import all_metrics, kendall_tau
 from nas_envs.surrogates.xgb import cross_validated_rounds, train_members
 
@@ -88,6 +88,35 @@ def random_cpu_trainings(records: list[dict], space) -> tuple[np.ndarray, np.nda
     train = [r for r in records if r["subset"] == "train" and r["source"] == "random"
              and (r["environment"].get("device") or "cpu") == "cpu"]
     return space.as_batch([r["arch"] for r in train]), np.array([r["val_accuracy"] for r in train])
+
+
+def residual_concentration(means: np.ndarray, predicted: dict[str, np.ndarray], tail: float = 0.1) -> list[str]:
+    """How much of each surrogate's squared error the worst architectures carry, and its R2 over the others."""
+    lines = ["| surrogate | R2 | share of the squared error in the worst 5 | in the worst "
+             f"{100 * tail:.0f} % | R2 without the worst {100 * tail:.0f} % |", "| --- | --- | --- | --- | --- |"]
+    worst = int(round(tail * len(means)))
+    for s, prediction in predicted.items():
+        squared = (means - prediction) ** 2
+        order = np.argsort(-squared)
+        rest = order[worst:]
+        r2_rest = 1 - squared[rest].sum() / np.sum((means[rest] - means[rest].mean()) ** 2)
+        shares = [squared[order[:k]].sum() / squared.sum() for k in (5, worst)]
+        lines.append(f"| {s} | {1 - squared.sum() / np.sum((means - means.mean()) ** 2):.2f} | {shares[0]:.2f} | "
+                     f"{shares[1]:.2f} | {r2_rest:.2f} |")
+    return lines
+
+
+def largest_residuals(space, genes: np.ndarray, means: np.ndarray, predicted: np.ndarray, count: int = 8
+                      ) -> list[str]:
+    """The architectures with the largest residuals of one surrogate, with the counts that describe them."""
+    lines = ["| measured (%) | predicted (%) | normal: pools, skips | reduce: pools, skips | cell depths |",
+             "| --- | --- | --- | --- | --- |"]
+    for i in np.argsort(-np.abs(means - predicted))[:count]:
+        cells = [f"{space.count_ops(genes[i], cell, POOLS)}, {space.count_ops(genes[i], cell, {'skip_connect'})}"
+                 for cell in CELLS]
+        depths = ", ".join(str(int(d)) for d in space.cell_depths(genes[i][None])[0])
+        lines.append(f"| {100 * means[i]:.2f} | {100 * predicted[i]:.2f} | {cells[0]} | {cells[1]} | {depths} |")
+    return lines
 
 
 def isomorph_fitting(records: list[dict], bench, groups: dict[str, list[dict]], repeats: int = 4) -> list[str]:
@@ -266,6 +295,17 @@ def main() -> None:
         "Residual = 3-seed mean validation accuracy - the surrogate's noise-free mean.",
         "",
         *quality,
+        "",
+        "## Where the residual sits",
+        "",
+        "A few architectures carry much of the squared error:",
+        "",
+        *residual_concentration(means, predicted),
+        "",
+        "The largest residuals of `xgb+gin` (pools: max and average pooling; with ops drawn uniformly a cell has "
+        f"{2 * NUM_NODES * len(POOLS) / len(OPS):.1f} pools and {2 * NUM_NODES / len(OPS):.1f} skips on average):",
+        "",
+        *largest_residuals(benches["xgb"].space, genes, means, predicted["xgb+gin"]),
         "",
         "## Factors of the architecture",
         "",
