@@ -35,7 +35,6 @@ from gymnasium import spaces
 
 from nas_envs.checks import check_flag
 from nas_envs.spaces.base import SearchSpace
-from nas_envs.surrogates.noise import clip
 
 #: scorer(rows, genes) -> (rewards, objective values by name, simulated seconds) of architectures just completed
 Scorer = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]]
@@ -193,7 +192,7 @@ class Episodes:
         """The fraction of the budget left to copies ``rows`` (1 without a budget)."""
         if self.budget_seconds is None:
             return 1.0
-        return clip(1.0 - self.sim_time[rows] / self.budget_seconds, 0.0, 1.0)
+        return np.clip(1.0 - self.sim_time[rows] / self.budget_seconds, 0.0, 1.0)
 
     def _next_masks(self, rows: np.ndarray) -> np.ndarray:
         """Legal next actions of copies ``rows``: the space's batched call for many rows; for a few, its one-row
