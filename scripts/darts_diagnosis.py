@@ -132,24 +132,25 @@ def isomorph_fitting(records: list[dict], bench, groups: dict[str, list[dict]], 
     means = np.array([np.mean([r["val_accuracy"] for r in groups[a]]) for a in archs])
     train_genes, y_train = random_cpu_trainings(records, space)
     encode = lambda g: Encodings(space, g, bench.cost_table).features_and_log_costs  # noqa: E731
-    first = lambda batch: np.array([space.isomorphs(g)[0] for g in batch])  # noqa: E731
+    train_isomorphs = [space.isomorphs(g) for g in train_genes]  # each computed once, read three ways
     isomorphs = [space.isomorphs(g) for g in genes]
+    counts = np.array([len(i) for i in train_isomorphs])
+    x_train, x_judged = encode(train_genes), encode(genes)
+    x_train_first = encode(np.array([i[0] for i in train_isomorphs]))
+    x_judged_first = encode(np.array([i[0] for i in isomorphs]))
+    x_judged_all = encode(np.concatenate(isomorphs))
     owner = np.repeat(np.arange(len(genes)), [len(i) for i in isomorphs])
-    counts = np.array([len(space.isomorphs(g)) for g in train_genes])
-
-    def averaged(x: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
-        return np.bincount(owner, fit_predict(x, y, encode(np.concatenate(isomorphs)), seed)) / np.bincount(owner)
 
     settings = {
-        "genes as collected": lambda seed: fit_predict(encode(train_genes), y_train, encode(genes), seed),
+        "genes as collected": lambda seed: fit_predict(x_train, y_train, x_judged, seed),
         "every architecture as the first of its isomorphs":
-            lambda seed: fit_predict(encode(first(train_genes)), y_train, encode(first(genes)), seed),
+            lambda seed: fit_predict(x_train_first, y_train, x_judged_first, seed),
         "prediction averaged over the judged architecture's isomorphs":
-            lambda seed: averaged(encode(train_genes), y_train, seed),
+            lambda seed: np.bincount(owner, fit_predict(x_train, y_train, x_judged_all, seed)) / np.bincount(owner),
     }
     lines = [f"The {len(train_genes)} random CPU training architectures have a median of {np.median(counts):.0f} "
              f"isomorphs each (mean {counts.mean():.1f}, largest {counts.max()}); "
-             f"{len({tuple(space.isomorphs(g)[0]) for g in train_genes})} distinct classes among them. XGB ensembles "
+             f"{len({tuple(i[0]) for i in train_isomorphs})} distinct classes among them. XGB ensembles "
              f"fitted on them, judged on the {len(archs)} noise-subset architectures' 3-seed means, {repeats} "
              "member seeds:", "",
              "| encoding | R2 | Kendall tau |", "| --- | --- | --- |"]
