@@ -1,12 +1,13 @@
-"""Which GIN settings should the DARTS accuracy surrogate use? Prints 5-fold cross-validated R2, sparse Kendall
-tau, MAE and bias of validation accuracy for each setting given as JSON overrides of ``GINConfig``; with
-``--noise-subset``, those of an ensemble fitted on all training records against the noise subset's seed means.
+"""Which GIN settings should an accuracy surrogate use (DARTS by default, ``--space fbnet``)? Prints 5-fold
+cross-validated R2, sparse Kendall tau, MAE and bias of validation accuracy for each setting given as JSON overrides
+of ``GINConfig``; with ``--noise-subset``, those of an ensemble fitted on all training records against the noise
+subset's seed means.
 
     python scripts/gin_settings.py '{}' '{"epochs": 48}' '{"ranking_weight": 0.0}' [--members 2] [--records N]
     python scripts/gin_settings.py '{}' '{"num_features": 0}' --noise-subset --members 10 [--noise-architectures N]
 
-On the training-subset records of the default protocol (the noise subset stays out, as in a fit), GPU accuracies
-on the CPU's scale as in a fit, with the bundled GIN's inputs (graphs and tabular features;
+On the training-subset records of the space's default protocol or ``--protocol`` (the noise subset stays out, as in
+a fit), GPU accuracies on the CPU's scale as in a fit, with the bundled GIN's inputs (graphs and tabular features;
 ``'{"num_features": 0}'`` is the graphs-only GIN of the seed paper). Each fold fits ``--members`` members
 (bootstrap resamples, seeds 0..) and averages them; the same folds serve every setting. ``--records`` fixes the
 first N records, so that settings run at different times see the same records while a collector appends (the GPU
@@ -29,13 +30,10 @@ import time
 
 import numpy as np
 import torch
-from study_arguments import add_judging_options
+from study_arguments import add_judging_options, records_to_fit
 
-from nas_envs.assets import DEFAULT_BUNDLES, data_path, resolve_bundle
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings
-from nas_envs.fitting.surrogate_fit import load_dataset
-from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
-from nas_envs.spaces import get_space
+from nas_envs.fitting.surrogate_fit import fitting_inputs
 from nas_envs.surrogates.gin import GINConfig, GINEnsemble
 from nas_envs.surrogates.metrics import all_metrics
 
@@ -47,11 +45,8 @@ def main() -> None:
     add_judging_options(parser)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    protocol = DEFAULT_PROTOCOL["darts"]
-    data = load_dataset(data_path(protocol), protocol)
-    n = args.records or len(data.genes)
-    cost_table = json.loads((resolve_bundle(DEFAULT_BUNDLES["darts"])[0] / "costs.json").read_text())
-    space = get_space("darts")
+    space, protocol, _, data, cost_table = fitting_inputs(args.space, "gin", args.protocol)
+    n = records_to_fit(parser, args.records, len(data.genes))
     graphs = MODEL_KINDS["gin"].inputs(Encodings(space, data.genes[:n], cost_table))
     y = np.stack([data.targets["val_accuracy"][:n], data.targets["test_accuracy"][:n]], axis=1)
     judged = slice(args.noise_architectures)  # the first noise-subset architectures (all by default)

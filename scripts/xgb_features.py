@@ -2,13 +2,15 @@
 sparse Kendall tau and Spearman of validation accuracy; with ``--noise-subset``, those of models fitted on all
 training records against the noise subset's seed means.
 
-    python scripts/xgb_features.py [--space darts] [--repeats 2] [--noise-subset] [--records N]
-                                      [--noise-architectures N]
+    python scripts/xgb_features.py [--space darts|fbnet] [--protocol P] [--repeats 2] [--noise-subset]
+                                      [--records N] [--noise-architectures N]
 
-Compares, on the training-subset records of the default protocol (the noise subset stays out, as in a fit): the
-one-hot bits with per-cell op counts and depths that the DARTS surrogate read before 2026-11-30, the space's tabular
-features (``space.features``), and the bundled input, those features plus the log of the exact params and FLOPs; the
-bundled input with the deeper, thinner trees used before (depth 4, 2 examples per leaf); a bootstrap ridge ensemble
+Compares, on the training-subset records of the space's default protocol or ``--protocol`` (the noise subset stays
+out, as in a fit; params and FLOPs exact for that protocol's network): the one-hot bits with per-cell op counts
+and depths that the DARTS surrogate read before 2026-11-30, the space's tabular features (``space.features``), and
+the bundled input, those features plus the log of the exact params and FLOPs, fitted as a release fit does (leaf
+size and rounds cross-validated), with the fixed 8 examples per leaf used before, and with the deeper, thinner
+trees used before that (depth 4, 2 examples per leaf); a bootstrap ridge ensemble
 on the bundled input, which says how much of what the trees learn is additive in the features; boosted trees fitted
 to that ridge's residuals (a linear base plus trees for what is not additive); and XGBoost's random-forest mode (50
 bagged trees of depth 8 per member instead of boosting); and the bundled setting with an absolute-error loss, with
@@ -22,21 +24,17 @@ noise-subset architectures, so that readings taken while a collector appends see
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 
 import numpy as np
 import xgboost as xgb
-from study_arguments import add_judging_options
+from study_arguments import add_judging_options, records_to_fit
 
-from nas_envs.assets import DEFAULT_BUNDLES, data_path, resolve_bundle
 from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings
-from nas_envs.fitting.surrogate_fit import load_dataset
-from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
-from nas_envs.spaces import get_space
+from nas_envs.fitting.surrogate_fit import fitting_inputs
 from nas_envs.surrogates.linear import RidgeEnsemble, cross_validated_alpha
 from nas_envs.surrogates.metrics import all_metrics
-from nas_envs.surrogates.xgb import cross_validated_rounds, train_members
+from nas_envs.surrogates.xgb import cross_validated_rounds, cross_validated_settings, train_members
 
 
 def one_hot_with_counts(space, genes: np.ndarray) -> np.ndarray:
@@ -61,6 +59,14 @@ def forest(params: dict | None = None, rounds: int | None = None
         return np.mean([booster.predict(data) for booster in members], axis=0)
 
     return fit_predict
+
+
+def as_a_fit(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
+    """Fit-and-predict as a release fit does: leaf size and rounds cross-validated on the fitting part."""
+    params, rounds = cross_validated_settings(x_fit, y_fit, seed=seed)
+    members = train_members(x_fit, y_fit, seed=seed, params=params, rounds=rounds)
+    data = xgb.DMatrix(np.asarray(x_held, dtype=np.float32))
+    return np.mean([booster.predict(data) for booster in members], axis=0)
 
 
 def fitted_ridge(x_fit: np.ndarray, y_fit: np.ndarray, seed: int) -> Callable[[np.ndarray], np.ndarray]:
@@ -98,22 +104,19 @@ def cross_validated_predictions(x: np.ndarray, y: np.ndarray, fold: np.ndarray, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--space", default="darts", choices=["darts", "fbnet"])
     parser.add_argument("--repeats", type=int, default=2)
     add_judging_options(parser)
     args = parser.parse_args()
-    protocol = DEFAULT_PROTOCOL[args.space]
-    space = get_space(args.space)
-    data = load_dataset(data_path(protocol), protocol)
-    n = args.records or len(data.genes)
+    space, protocol, _, data, cost_table = fitting_inputs(args.space, "xgb", args.protocol)
+    n = records_to_fit(parser, args.records, len(data.genes))
     judged = slice(args.noise_architectures)  # the first noise-subset architectures (all by default)
     genes = np.concatenate([data.genes[:n], data.noise_genes[judged]])  # noise-subset rows follow the n fitted ones
-    cost_table = json.loads((resolve_bundle(DEFAULT_BUNDLES[args.space])[0] / "costs.json").read_text())
     bundled = MODEL_KINDS["xgb"].inputs(Encodings(space, genes, cost_table))
     settings = {  # name: (inputs, model)
         "space.features": (space.features(genes), forest()),
         "space.features + log params/FLOPs, depth 4, 2 per leaf (before)": (bundled, forest(PREVIOUS_TREES)),
-        "space.features + log params/FLOPs (bundled)": (bundled, forest()),
+        "space.features + log params/FLOPs, 8 per leaf (before)": (bundled, forest()),
+        "space.features + log params/FLOPs, leaf size cross-validated (bundled)": (bundled, as_a_fit),
         "ridge on the bundled input": (bundled.astype(np.float64), ridge),
         "trees on the ridge's residuals": (bundled.astype(np.float64), trees_on_ridge_residuals),
         "random-forest mode": (bundled, forest(RANDOM_FOREST, rounds=1)),

@@ -418,3 +418,21 @@ def test_the_model_card_shows_what_evaluate_surrogate_computes(tmp_path):
         assert f"| {noise['surrogate_r2']:.2f} | {noise['surrogate_sparse_kendall_tau']:.2f} | " \
                f"{100 * noise['surrogate_mae']:.2f} % |" in row
     assert (tmp_path / "darts-v0-scatter.png").stat().st_size > 0 and "trained for real" in card
+
+
+def test_a_fit_cross_validates_its_leaf_size_and_records_it(tmp_path):
+    from nas_envs.surrogates.xgb import cross_validated_settings
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 2, size=(240, 10)).astype(np.float32)
+    # A few rare, much worse architectures decide the spread (FBNet's skip-heavy ones): leaves of 8 cannot hold them.
+    rare = np.arange(240) < 8
+    x[:, 0] = rare
+    y_rare = 0.84 + 0.002 * x[:, 1] + rng.normal(0, 0.004, 240) - 0.15 * rare
+    rare_params, _ = cross_validated_settings(x, y_rare, seed=0)
+    assert rare_params["min_child_weight"] < 8.0
+
+    paths = fit_xgb_ensemble(x, y_rare, tmp_path, members=2, seed=0, rounds=10, params=rare_params)
+    attributes = json.loads(paths[0].read_text())["learner"]["attributes"]
+    assert float(attributes["min_child_weight"]) == rare_params["min_child_weight"]
+    assert ForestEnsemble.from_files(paths).predict(x[:2]).shape == (2, 2)

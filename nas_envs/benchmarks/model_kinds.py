@@ -93,12 +93,15 @@ class ForestKind(_TabularKind):
 
     def fit_and_save(self, inputs: np.ndarray, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
         """One ensemble per target column of ``y`` ``(N, targets)``, in ``folder/<target>/``, each with its
-        cross-validated number of rounds (members of different tree counts still merge into one XGBoost call)."""
-        from nas_envs.surrogates.xgb import cross_validated_rounds, fit_xgb_ensemble
+        cross-validated leaf size and number of rounds (members of different tree counts still merge into one
+        XGBoost call)."""
+        from nas_envs.surrogates.xgb import cross_validated_settings, fit_xgb_ensemble
 
-        return [path for column, target in enumerate(self.targets)
-                for path in fit_xgb_ensemble(inputs, y[:, column], folder / target, seed=seed,
-                                             rounds=cross_validated_rounds(inputs, y[:, column], seed=seed))]
+        paths = []
+        for column, target in enumerate(self.targets):
+            params, rounds = cross_validated_settings(inputs, y[:, column], seed=seed)
+            paths += fit_xgb_ensemble(inputs, y[:, column], folder / target, seed=seed, params=params, rounds=rounds)
+        return paths
 
     def load(self, paths: list[Path]) -> Predictor:
         from nas_envs.surrogates.forest import ForestEnsemble

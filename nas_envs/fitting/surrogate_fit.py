@@ -264,7 +264,7 @@ def assess_bundle(space_name: str, kind: str, protocol_name: str | None = None, 
     bundle, _ = resolve_bundle(DEFAULT_BUNDLES[space_name] if bundle is None else bundle)
     manifest = read_verified_manifest(bundle, f"refit it with 'nas-envs fit {space_name} --model {kind}'")
     models = manifest["models"]
-    space, _, _, data, cost_table = _resolve(space_name, kind, protocol_name or manifest.get("protocol"), bundle)
+    space, _, _, data, cost_table = fitting_inputs(space_name, kind, protocol_name or manifest.get("protocol"), bundle)
     kind_of = model_kind(kind)
     pooled = isinstance(kind_of, PooledKinds)
     parts = [part.name for part in kind_of.parts] if pooled else [kind]
@@ -280,7 +280,7 @@ def assess_bundle(space_name: str, kind: str, protocol_name: str | None = None, 
     return out
 
 
-def _resolve(space_name: str, kind: str, protocol_name: str | None, bundle: Path | None = None
+def fitting_inputs(space_name: str, kind: str, protocol_name: str | None, bundle: Path | None = None
              ) -> tuple[object, str, Path, Dataset, dict]:
     """The space, protocol, data file, dataset and exact cost table (``bundle``'s, or built when it has none for
     this protocol)."""
@@ -309,7 +309,7 @@ def fit_surrogate(
     protocol_name = protocol_name or DEFAULT_PROTOCOL[space_name]
     if not bundle.exists() and json.loads((released / MANIFEST).read_text()).get("protocol") == protocol_name:
         shutil.copytree(released, bundle)
-    space, protocol_name, source_path, data, cost_table = _resolve(space_name, kind, protocol_name,
+    space, protocol_name, source_path, data, cost_table = fitting_inputs(space_name, kind, protocol_name,
                                                                    bundle if bundle.exists() else None)
     fit_rows, held_rows = held_out_split(data.sources, data.keys, seed)
 
@@ -362,7 +362,7 @@ def fit_surrogate(
 
 def leave_one_source_out(space_name: str, kind: str = "xgb", protocol_name: str | None = None, seed: int = 0) -> dict:
     """For every source with at least two records: fit on all other sources, score on that one."""
-    space, _, _, data, cost_table = _resolve(space_name, kind, protocol_name)
+    space, _, _, data, cost_table = fitting_inputs(space_name, kind, protocol_name)
     out = {}
     for source in progress(sorted(set(data.sources)), desc="leave one source out"):
         held = np.flatnonzero(data.sources == source)
@@ -379,7 +379,7 @@ def quality_against_data_size(
     fractions: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
 ) -> list[dict]:
     """Refit on growing random subsets of the fitting split; score on the fixed held-out split and noise subset."""
-    space, _, _, data, cost_table = _resolve(space_name, kind, protocol_name)
+    space, _, _, data, cost_table = fitting_inputs(space_name, kind, protocol_name)
     fit_rows, held_rows = held_out_split(data.sources, data.keys, seed)
     order = np.random.default_rng(seed).permutation(fit_rows)
     rows = []

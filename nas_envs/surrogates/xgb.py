@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-# Shallow, well-populated trees: on a few hundred noisy DARTS trainings, depth 3 with at least 8 examples per
-# leaf cross-validates better than deeper trees with smaller leaves, with fewer rounds (``python
-# scripts/xgb_features.py`` compares them).
+# Shallow trees: on a few hundred noisy DARTS trainings depth 3 cross-validates better than deeper trees, with
+# fewer rounds (``python scripts/xgb_features.py`` compares them). The leaf size a fit uses is cross-validated
+# among LEAF_WEIGHTS; the default is the one DARTS chooses.
 DEFAULT_PARAMS: dict = {
     "objective": "reg:squarederror",
     "max_depth": 3,
@@ -20,15 +20,15 @@ DEFAULT_PARAMS: dict = {
     "nthread": 1,
 }
 DEFAULT_ROUNDS = 100
+# ``min_child_weight`` candidates of a fit: a family whose spread is decided by a few extreme architectures (FBNet's
+# skip-heavy networks) needs small leaves to isolate them, one with a broad spread (DARTS) large ones against noise.
+LEAF_WEIGHTS = (1.0, 2.0, 4.0, 8.0)
 
 
-def cross_validated_rounds(
-    x: np.ndarray, y: np.ndarray, seed: int = 0, params: dict | None = None, max_rounds: int = 300,
-    folds: int = 5, patience: int = 20,
-) -> int:
-    """The number of boosting rounds with the lowest ``folds``-fold cross-validated RMSE (early stopping after
-    ``patience`` rounds without improvement): on noisy targets more rounds fit noise and only cost prediction
-    time. Deterministic given ``seed``."""
+def _cross_validate(
+    x: np.ndarray, y: np.ndarray, seed: int, params: dict | None, max_rounds: int, folds: int, patience: int,
+) -> tuple[int, float]:
+    """The best number of rounds and its ``folds``-fold cross-validated RMSE."""
     import xgboost as xgb
 
     history = xgb.cv(
@@ -40,7 +40,29 @@ def cross_validated_rounds(
         seed=seed,
         shuffle=True,
     )
-    return len(history["test-rmse-mean"])  # with early stopping the history ends at the best round
+    rmse = history["test-rmse-mean"]  # with early stopping the history ends at the best round
+    return len(rmse), float(rmse[-1])
+
+
+def cross_validated_rounds(
+    x: np.ndarray, y: np.ndarray, seed: int = 0, params: dict | None = None, max_rounds: int = 300,
+    folds: int = 5, patience: int = 20,
+) -> int:
+    """The number of boosting rounds with the lowest ``folds``-fold cross-validated RMSE (early stopping after
+    ``patience`` rounds without improvement): on noisy targets more rounds fit noise and only cost prediction
+    time. Deterministic given ``seed``."""
+    return _cross_validate(x, y, seed, params, max_rounds, folds, patience)[0]
+
+
+def cross_validated_settings(
+    x: np.ndarray, y: np.ndarray, seed: int = 0, max_rounds: int = 300, folds: int = 5, patience: int = 20,
+) -> tuple[dict, int]:
+    """The ``min_child_weight`` of :data:`LEAF_WEIGHTS` and the number of rounds with the lowest cross-validated
+    RMSE (the same folds for every candidate), as ``(params, rounds)``. Deterministic given ``seed``."""
+    results = {weight: _cross_validate(x, y, seed, {"min_child_weight": weight}, max_rounds, folds, patience)
+               for weight in LEAF_WEIGHTS}
+    weight = min(results, key=lambda w: results[w][1])
+    return {"min_child_weight": weight}, results[weight][0]
 
 
 def train_members(
@@ -79,10 +101,13 @@ def fit_xgb_ensemble(
     params: dict | None = None,
     rounds: int = DEFAULT_ROUNDS,
 ) -> list[Path]:
-    """Fit an ensemble with :func:`train_members` and save each member as XGBoost JSON; returns the paths."""
+    """Fit an ensemble with :func:`train_members` and save each member as XGBoost JSON, with the settings that
+    differ from :data:`DEFAULT_PARAMS` among its attributes (XGBoost keeps no training parameters in a model file);
+    returns the paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for member, booster in enumerate(train_members(x, y, members, seed, params, rounds)):
+        booster.set_attr(**{name: str(value) for name, value in (params or {}).items()})
         path = out_dir / f"member_{member}.json"
         booster.save_model(path)
         paths.append(path)
