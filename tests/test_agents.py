@@ -306,4 +306,4 @@ def test_list_sorts_naturally_and_describes_each_id(capsys):
     from nas_envs.catalogue import ENV_BUNDLES
 
     assert ids[:3] == ["CitySeg-MOP1-v0", "CitySeg-MOP2-v0", "CitySeg-MOP3-v0"] and sorted(ids) == sorted(ENV_BUNDLES)
-    assert all("(" in line and "v0" in line.split()[1] for line in lines)  # bundle, objectives and reward
+    assert all("(" in line and line.split()[1] == ENV_BUNDLES[line.split()[0]] for line in lines)  # bundle, reward

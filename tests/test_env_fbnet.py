@@ -11,6 +11,7 @@ from nas_envs.spaces.fbnet import FBNetSpace
 
 ENV_ID = "SurrNAS-FBNet-v0"
 SPACE = FBNetSpace()
+BENCHMARK = nas_envs.make_benchmark("fbnet", bundle=nas_envs.ENV_BUNDLES[ENV_ID])  # the id's own bundle
 
 
 
@@ -37,7 +38,7 @@ def test_episode_contract_and_benchmark_agreement():
     genes = SPACE.sample(seed=1)
     reward, info = play(env, genes)
     assert info["architecture"] == SPACE.to_string(genes)
-    expected = nas_envs.make_benchmark("fbnet").evaluate(genes[None], noise=False)
+    expected = BENCHMARK.evaluate(genes[None], noise=False)
     assert reward == pytest.approx(expected["val_accuracy"][0])
     assert info["objectives"]["params"] == expected["params"][0]
     assert 0.3 < reward < 1.0
@@ -70,5 +71,5 @@ def test_vector_env_batches_completions():
     for step in range(22):
         _, rewards, terminated, _, info = venv.step(archs[:, step])
     assert terminated.all()
-    expected = nas_envs.make_benchmark("fbnet").evaluate(archs, noise=False)["val_accuracy"]
+    expected = BENCHMARK.evaluate(archs, noise=False)["val_accuracy"]
     np.testing.assert_allclose(rewards, expected)

@@ -436,3 +436,33 @@ def test_a_fit_cross_validates_its_leaf_size_and_records_it(tmp_path):
     attributes = json.loads(paths[0].read_text())["learner"]["attributes"]
     assert float(attributes["min_child_weight"]) == rare_params["min_child_weight"]
     assert ForestEnsemble.from_files(paths).predict(x[:2]).shape == (2, 2)
+
+
+def test_a_variant_bundle_takes_what_it_shares_from_its_release_and_evaluates_the_same(tmp_path):
+    import shutil
+
+    import nas_envs
+    from nas_envs.assets import MANIFEST, bundle_file, resolve_bundle
+    from nas_envs.fitting.release import share_files_with_base
+
+    released, _ = resolve_bundle("darts-mf-v0")
+    manifest = json.loads((released / MANIFEST).read_text())
+    variant = tmp_path / "variant"  # darts-mf-v0 as a fit writes it: every file in its own folder, no base
+    for name in manifest["files"]:
+        (variant / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(bundle_file(released, name), variant / name)
+    write_manifest(variant, [variant / name for name in manifest["files"]],
+                   **{k: v for k, v in manifest.items() if k not in ("files", "base")})
+    with pytest.raises(ValueError, match="not a released bundle"):
+        share_files_with_base(variant, "darts-v9")
+
+    shared = share_files_with_base(variant, "darts-v0")
+    base_files = json.loads((resolve_bundle("darts-v0")[0] / MANIFEST).read_text())["files"]
+    assert sorted(shared) == sorted(base_files) and not (variant / "xgb").exists()
+    assert all(name.startswith("curve/") for name in manifest["files"] if (variant / name).exists())
+    genes = nas_envs.make_benchmark("darts").space.sample(20, seed=0)
+    ours, theirs = (nas_envs.make_benchmark("darts", bundle=bundle).evaluate_curves(genes, True,
+                                                                                    np.random.default_rng(1))
+                    for bundle in (variant, "darts-mf-v0"))
+    np.testing.assert_array_equal(ours[1], theirs[1])
+    assert ours[0].keys() == theirs[0].keys() and all(np.array_equal(ours[0][k], theirs[0][k]) for k in ours[0])
