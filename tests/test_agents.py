@@ -190,6 +190,34 @@ def test_incumbents_list_each_runs_final_incumbent_for_training(tmp_path, capsys
     assert check["random_mean"] == pytest.approx(0.82) and check["random_best"] == 0.84
 
 
+def test_incumbent_trajectories_list_every_improvement_and_the_check_ranks_them(tmp_path, capsys):
+    from nas_envs.groundtruth.analysis import incumbent_check
+
+    out = tmp_path / "runs"
+    assert main(["run", "--env", ENV_ID, "--agent", "re", "--budget", "2h", "--seeds", "2", "--out", str(out)]) == 0
+    listed = tmp_path / "incumbents" / "re_trajectory.jsonl"
+    assert main(["incumbents", str(out), "--out", str(listed), "--trajectory"]) == 0
+    assert "of the runs' trajectories" in capsys.readouterr().out
+    rows = [json.loads(line) for line in listed.read_text().splitlines()]
+    runs = load_runs(out)["re"]
+    for seed, trajectory in enumerate(runs):  # seeds 0, 1
+        mine = [r for r in rows if r["seed"] == seed]
+        running_best = np.maximum.accumulate([t["val_accuracy"] for t in trajectory])
+        improved = [i for i in range(len(trajectory)) if i == 0 or running_best[i] > running_best[i - 1]]
+        assert [r["found_at_evaluation"] for r in mine] == improved  # every improvement, in the order found
+        assert mine[-1]["observed_val_accuracy"] == trajectory[-1]["incumbent_val_accuracy"]  # ends at the final one
+    assert [r["seed"] for r in rows] == sorted(r["seed"] for r in rows)
+
+    # measurements that order the architectures as the surrogate does, then in reverse
+    distinct = {r["architecture"]: r["surrogate_mean_val_accuracy"] for r in rows}
+    assert len(distinct) >= 3
+    agreeing = [{"arch": a, "val_accuracy": m - 0.01} for a, m in distinct.items()]
+    reversed_ = [{"arch": a, "val_accuracy": 1.0 - m} for a, m in distinct.items()]
+    assert incumbent_check(agreeing, rows)["kendall_tau"] == pytest.approx(1.0)
+    check = incumbent_check(reversed_, rows)
+    assert check["kendall_tau"] == pytest.approx(-1.0) and check["architectures"] == len(distinct)
+
+
 def test_incumbent_on_grid_is_a_step_function():
     rows = [{"sim_time": 10.0, "v": 0.5}, {"sim_time": 20.0, "v": 0.7}]
     np.testing.assert_array_equal(incumbent_on_grid(rows, np.array([5.0, 10.0, 15.0, 25.0]), "v")[1:], [0.5, 0.5, 0.7])

@@ -110,12 +110,19 @@ def _curve(args: argparse.Namespace) -> int:
 
 
 def _incumbents(args: argparse.Namespace) -> int:
-    from nas_envs.agents.incumbents import final_incumbents, observed_minus_mean, write_incumbents
+    from nas_envs.agents.incumbents import (
+        final_incumbents,
+        incumbent_trajectories,
+        observed_minus_mean,
+        write_incumbents,
+    )
 
-    rows = final_incumbents(Path(args.dir))
+    rows = (incumbent_trajectories if args.trajectory else final_incumbents)(Path(args.dir))
     write_incumbents(rows, Path(args.out))
-    print(f"wrote {len(rows)} final incumbents to {args.out}; the values the agents observed exceed the surrogate's "
-          f"mean for the same architectures by {100 * observed_minus_mean(rows):.2f} % on average")
+    kind = (f"incumbents ({len({row['architecture'] for row in rows})} distinct architectures) of the runs' "
+            "trajectories" if args.trajectory else "final incumbents")
+    print(f"wrote {len(rows)} {kind} to {args.out}; the values the agents observed exceed the surrogate's mean for "
+          f"the same architectures by {100 * observed_minus_mean(rows):.2f} % on average")
     return 0
 
 
@@ -244,11 +251,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     curve.add_argument("--plot", default=None, metavar="PNG", help="also draw the curve")
     curve.set_defaults(handler=_curve)
 
-    incumbents = commands.add_parser("incumbents", help="list every run's final incumbent, to train them for real "
-                                     "(nas-envs collect --trajectory FILE)")
+    incumbents = commands.add_parser("incumbents", help="list every run's final incumbent (or its "
+                                     "incumbent trajectory), to train them for real (nas-envs collect --trajectory "
+                                     "FILE)")
     incumbents.add_argument("dir", help="run folder written by 'nas-envs run'")
     incumbents.add_argument("--out", required=True, help="JSON lines to write, e.g. "
                             "assets/data/trajectories/incumbents/darts_24h.jsonl")
+    incumbents.add_argument("--trajectory", action="store_true", help="every incumbent of each run in the order "
+                            "found (its incumbent trajectory), not only the final one")
     incumbents.set_defaults(handler=_incumbents)
 
     oneshot = commands.add_parser("oneshot", help="one-shot NAS (DARTS, PC-DARTS, GDAS) on the DARTS space, the "

@@ -270,8 +270,13 @@ def device_agreement(reference: list[dict], check: list[dict], metric: str = "va
 def incumbent_check(records: list[dict], incumbents: list[dict], metric: str = "val_accuracy") -> dict:
     """Searches' final incumbents (rows of ``nas-envs incumbents``) against their trainings in ``records``: per
     agent and over all, the mean of what the agents observed (noisy: what their anytime plots report), of the
-    surrogate's noise-free mean, and of the measured ``metric`` (seed mean per architecture); for reference, the mean
-    and best of the uniformly random training architectures. Incumbents not trained yet are left out."""
+    surrogate's noise-free mean, and of the measured ``metric`` (seed mean per architecture), and over the distinct
+    architectures (three or more) the Kendall tau between the surrogate's mean and the measurement (with its
+    p-value): on an incumbent trajectory (``nas-envs incumbents --trajectory``), the seed papers' validity test. For
+    reference, the mean and best of the uniformly random training architectures. Incumbents not trained yet are
+    left out."""
+    from scipy import stats
+
     measured: dict[str, list[float]] = collections.defaultdict(list)
     for r in records:
         measured[r["arch"]].append(r[metric])
@@ -280,7 +285,7 @@ def incumbent_check(records: list[dict], incumbents: list[dict], metric: str = "
     def compare(rows: list[dict]) -> dict[str, float]:
         truth = np.array([np.mean(measured[row["architecture"]]) for row in rows])
         mean = np.array([row["surrogate_mean_val_accuracy"] for row in rows])
-        return {
+        out = {
             "incumbents": len(rows),
             "observed": float(np.mean([row["observed_val_accuracy"] for row in rows])),
             "surrogate_mean": float(mean.mean()),
@@ -288,6 +293,11 @@ def incumbent_check(records: list[dict], incumbents: list[dict], metric: str = "
             "measured_standard_error": float(truth.std(ddof=1) / np.sqrt(len(truth))) if len(truth) > 1 else 0.0,
             "surrogate_mean_minus_measured": float((mean - truth).mean()),
         }
+        distinct = {row["architecture"]: row["surrogate_mean_val_accuracy"] for row in rows}
+        if len(distinct) >= 3:
+            tau = stats.kendalltau([np.mean(measured[a]) for a in distinct], list(distinct.values()))
+            out.update(architectures=len(distinct), kendall_tau=float(tau.statistic), kendall_tau_p=float(tau.pvalue))
+        return out
 
     if not trained:
         return {"incumbents": 0}
