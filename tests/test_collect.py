@@ -356,6 +356,22 @@ def test_every_training_also_reads_the_reserve_without_changing_the_training(tmp
     assert without["test_accuracy"] == record["test_accuracy"]
 
 
+def test_untimed_evaluations_in_cpu_chunks_measure_what_the_protocols_batch_measures(monkeypatch):
+    from nas_envs.groundtruth import train as train_module
+    from nas_envs.groundtruth.protocols import PROTOCOLS
+
+    protocol = PROTOCOLS["fbnet-smoke"]
+    genes = get_space("fbnet").sample(seed=np.random.default_rng(4)).tolist()
+    records = {}
+    for chunk in (32, protocol.eval_batch_size):  # several chunks per set, then the protocol's batch
+        monkeypatch.setattr(train_module, "UNTIMED_CPU_EVAL_CHUNK", chunk)
+        records[chunk] = train_module.train(protocol, genes, seed=5)
+    chunked, whole = records.values()
+    assert chunked["test_accuracy"] == whole["test_accuracy"]
+    assert chunked["reserve_accuracy"] == whole["reserve_accuracy"]
+    assert chunked["val_accuracy_curve"] == whole["val_accuracy_curve"]  # the timed validation keeps the batch
+
+
 @pytest.mark.slow
 def test_the_gpu_burst_script_runs_every_stream_and_its_files_merge(tmp_path):
     out = tmp_path / "burst"
