@@ -6,9 +6,10 @@ On the noise subset a training's deviation from its architecture's seed mean cor
 final training loss. If a surrogate of the loss predicts the architecture's expected loss, the target
 ``val_accuracy - beta * (loss - predicted loss)`` keeps the architecture effect and sheds that share of the seed
 noise. The loss surrogate is cross-fitted (each training's loss predicted by a model that never saw it), ``beta``
-is the within-architecture slope measured on the noise subset (and half of it), and each target's XGB ensemble
-(the released recipe: cross-validated rounds, 10 members) is judged on the noise subset's seed means, never fitted
-on. CPU trainings only (the loss curves of other devices are not comparable).
+is the within-architecture slope measured on the noise subset (and half of it), and each target's XGB ensemble (a
+fit's recipe: cross-validated leaf size and rounds, 10 members) is judged on the noise subset's seed means, never
+fitted on. CPU trainings only (the loss curves of other devices are not comparable). Params and FLOPs are those of
+the protocol's network.
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ import argparse
 
 import numpy as np
 
-import nas_envs
 from nas_envs.assets import data_path
 from nas_envs.benchmarks.model_kinds import Encodings
 from nas_envs.catalogue import family
+from nas_envs.fitting.surrogate_fit import fitting_inputs
 from nas_envs.groundtruth.analysis import device, noise_groups
 from nas_envs.groundtruth.records import read_protocol_records
 from nas_envs.surrogates.metrics import all_metrics
-from nas_envs.surrogates.xgb import cross_validated_rounds, train_members
+from nas_envs.surrogates.xgb import cross_validated_settings, train_members
 
 FOLDS = 5
 
@@ -32,7 +33,8 @@ FOLDS = 5
 def ensemble_prediction(x: np.ndarray, y: np.ndarray, x_new: np.ndarray, seed: int = 0) -> np.ndarray:
     import xgboost as xgb
 
-    boosters = train_members(x, y, 10, seed, None, cross_validated_rounds(x, y, seed=seed))
+    params, rounds = cross_validated_settings(x, y, seed=seed)
+    boosters = train_members(x, y, 10, seed, params, rounds)
     return np.mean([b.predict(xgb.DMatrix(x_new.astype(np.float32))) for b in boosters], axis=0)
 
 
@@ -42,14 +44,14 @@ def main() -> None:
     parser.add_argument("--protocol", default=None, help="default: the family's protocol")
     args = parser.parse_args()
     protocol = args.protocol or family(args.space).protocol
-    space, bench = nas_envs.spaces.get_space(args.space), nas_envs.make_benchmark(args.space)
+    space, _, _, _, cost_table = fitting_inputs(args.space, "xgb", protocol)  # params and FLOPs of its network
     records = [r for r in read_protocol_records(data_path(protocol), protocol)
                if device(r) == "cpu" and r.get("train_loss_curve")]
     train = [r for r in records if r["subset"] == "train"]
     groups = list(noise_groups(records).values())
 
     def encode(rows: list[dict]) -> np.ndarray:
-        return Encodings(space, np.array([r["genes"] for r in rows]), bench.cost_table).features_and_log_costs
+        return Encodings(space, np.array([r["genes"] for r in rows]), cost_table).features_and_log_costs
 
     def final_loss(record: dict) -> float:
         return record["train_loss_curve"][-1]
