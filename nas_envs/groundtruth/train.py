@@ -21,6 +21,7 @@ from nas_envs.groundtruth.protocols import TrainingProtocol
 # comparable across records.
 UNTIMED_CPU_EVAL_CHUNK = 250
 
+
 def build_network(protocol: TrainingProtocol, genes: list[int]) -> nn.Module:
     """The network of ``genes`` under ``protocol``, built by its family's network builder (see the catalogue)."""
     return resolve(family(protocol.space).network)(protocol, genes)

@@ -101,9 +101,9 @@ def fit_xgb_ensemble(
     params: dict | None = None,
     rounds: int = DEFAULT_ROUNDS,
 ) -> list[Path]:
-    """Fit an ensemble with :func:`train_members` and save each member as XGBoost JSON, with the settings that
-    differ from :data:`DEFAULT_PARAMS` among its attributes (XGBoost keeps no training parameters in a model file);
-    returns the paths."""
+    """Fit an ensemble with :func:`train_members` and save each member as XGBoost JSON, with ``params`` (the
+    overrides of :data:`DEFAULT_PARAMS`) among its attributes (XGBoost keeps no training parameters in a model
+    file); returns the paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for member, booster in enumerate(train_members(x, y, members, seed, params, rounds)):
