@@ -216,6 +216,15 @@ def test_incumbent_trajectories_list_every_improvement_and_the_check_ranks_them(
     assert incumbent_check(agreeing, rows)["kendall_tau"] == pytest.approx(1.0)
     check = incumbent_check(reversed_, rows)
     assert check["kendall_tau"] == pytest.approx(-1.0) and check["architectures"] == len(distinct)
+    assert "agents_kendall_tau" not in check  # one agent: nothing to rank
+
+    # three agents whose incumbents the benchmark rates 0.80 < 0.82 < 0.84, measured in the reverse order
+    listed = [{"agent": agent, "architecture": f"a{agent}{k}", "observed_val_accuracy": 0.9,
+               "surrogate_mean_val_accuracy": mean} for agent, mean in (("x", 0.80), ("y", 0.82), ("z", 0.84))
+              for k in range(2)]
+    measured = [{"arch": row["architecture"], "val_accuracy": 1.64 - row["surrogate_mean_val_accuracy"]}
+                for row in listed]
+    assert incumbent_check(measured, listed)["agents_kendall_tau"] == pytest.approx(-1.0)
 
 
 def test_incumbent_on_grid_is_a_step_function():

@@ -96,8 +96,14 @@ def _incumbent_rows(space: str, protocol: str) -> list[str]:
         if check.get("incumbents"):
             rows.append(f"| `{path.name}` | {check['incumbents']} | {_pct(check['observed'])} | "
                         f"{_pct(check['surrogate_mean'])} | {_pct(check['measured'])} "
-                        f"(+- {_pct(check['measured_standard_error'])}) | {_pct(check['random_mean'])} |")
+                        f"(+- {_pct(check['measured_standard_error'])}) | {_pct(check['random_mean'])} | "
+                        f"{_tau(check, 'kendall_tau')} | {_tau(check, 'agents_kendall_tau')} |")
     return rows
+
+
+def _tau(check: dict, key: str) -> str:
+    """A Kendall tau of :func:`~nas_envs.groundtruth.analysis.incumbent_check` with its p-value, or "-"."""
+    return f"{check[key]:.2f} (p {check[key + '_p']:.2g})" if key in check else "-"
 
 
 def write_model_card(space: str, bundle: str | Path | None = None, out_dir: Path = Path("."),
@@ -178,9 +184,12 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
     if incumbents:
         lines += ["", "## Incumbents of searches, trained for real", "",
                   "The final incumbents of committed agent runs, each trained once: what the searches observed "
-                  "(noisy draws, the best of many), the surrogate's noise-free mean, and the training.", "",
-                  "| list | incumbents | observed | surrogate mean | measured | random architectures |",
-                  "| --- | --- | --- | --- | --- | --- |", *incumbents]
+                  "(noisy draws, the best of many), the surrogate's noise-free mean, and the training; and how "
+                  "alike the surrogate's mean and the trainings rank them (Kendall tau over the architectures) and "
+                  "rank the agents by their incumbents' means (Kendall tau over the agents).", "",
+                  "| list | incumbents | observed | surrogate mean | measured | random architectures | "
+                  "architectures ranked alike | agents ranked alike |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |", *incumbents]
     return lines
 
 

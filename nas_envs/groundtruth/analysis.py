@@ -272,9 +272,10 @@ def incumbent_check(records: list[dict], incumbents: list[dict], metric: str = "
     agent and over all, the mean of what the agents observed (noisy: what their anytime plots report), of the
     surrogate's noise-free mean, and of the measured ``metric`` (seed mean per architecture), and over the distinct
     architectures (three or more) the Kendall tau between the surrogate's mean and the measurement (with its
-    p-value): on an incumbent trajectory (``nas-envs incumbents --trajectory``), the seed papers' validity test. For
-    reference, the mean and best of the uniformly random training architectures. Incumbents not trained yet are
-    left out."""
+    p-value): on an incumbent trajectory (``nas-envs incumbents --trajectory``), the seed papers' validity test. With
+    three agents or more, the Kendall tau between the agents' mean surrogate value and mean measurement: whether the
+    benchmark ranks the agents as real trainings do. For reference, the mean and best of the uniformly random
+    training architectures. Incumbents not trained yet are left out."""
     from scipy import stats
 
     measured: dict[str, list[float]] = collections.defaultdict(list)
@@ -304,6 +305,10 @@ def incumbent_check(records: list[dict], incumbents: list[dict], metric: str = "
     per_agent = {agent: compare([row for row in trained if row["agent"] == agent])
                  for agent in sorted({row["agent"] for row in trained})}
     out = {**compare(trained), "by_agent": per_agent}
+    if len(per_agent) >= 3:  # do the agents rank as the benchmark says? (the agents' means, surrogate and measured)
+        tau = stats.kendalltau([a["measured"] for a in per_agent.values()],
+                               [a["surrogate_mean"] for a in per_agent.values()])
+        out.update(agents_kendall_tau=float(tau.statistic), agents_kendall_tau_p=float(tau.pvalue))
     random = np.array([r[metric] for r in records if (r.get("source"), r.get("subset")) == ("random", "train")])
     if len(random):
         out.update(random_trainings=len(random), random_mean=float(random.mean()), random_best=float(random.max()))
