@@ -84,6 +84,11 @@ def fit_predict(x: np.ndarray, y: np.ndarray, x_test: np.ndarray, seed: int) -> 
     return np.mean([b.predict(test) for b in boosters], axis=0)
 
 
+def noise_r2(means: np.ndarray, predicted: np.ndarray) -> float:
+    """R2 of ``predicted`` on the noise subset's seed ``means``."""
+    return float(1 - np.mean((means - predicted) ** 2) / np.var(means))
+
+
 def random_cpu_trainings(records: list[dict], space) -> tuple[np.ndarray, np.ndarray]:
     """Genes and validation accuracies of the random training architectures trained on a CPU: GPU records carry a
     device offset the fit corrects, which would mix in a second effect."""
@@ -195,7 +200,7 @@ def seed_mean_fitting(records: list[dict], bench, groups: dict[str, list[dict]],
             for name, (x, y) in zip(settings, inputs):
                 predicted[name][test] = fit_predict(x, y, x_noise[test], seed)
         for name in settings:
-            r2 = 1 - np.mean((means - predicted[name]) ** 2) / np.var(means)
+            r2 = noise_r2(means, predicted[name])
             settings[name].append((r2, kendall_tau(means, predicted[name])))
     lines = ["| fitted on | trainings per fit | R2 on held-out 3-seed means | Kendall tau |",
              "| --- | --- | --- | --- |"]
@@ -219,10 +224,6 @@ def fitting_split(bench) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
     x_noise = Encodings(bench.space, data.noise_genes, bench.cost_table).features_and_log_costs
     means = np.array([values.mean() for values in data.noise_targets["val_accuracy"]])
     return x, data.targets["val_accuracy"][fit], data.sources[fit], x_noise, means
-
-
-def noise_r2(means: np.ndarray, predicted: np.ndarray) -> float:
-    return float(1 - np.mean((means - predicted) ** 2) / np.var(means))
 
 
 def record_value_by_source(split: tuple, repeats: int = 6) -> list[str]:
