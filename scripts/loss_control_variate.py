@@ -21,9 +21,10 @@ import numpy as np
 from nas_envs.assets import data_path
 from nas_envs.benchmarks.model_kinds import Encodings
 from nas_envs.catalogue import family
-from nas_envs.fitting.surrogate_fit import fitting_inputs
+from nas_envs.fitting.surrogate_fit import exact_cost_table
 from nas_envs.groundtruth.analysis import device, noise_groups
 from nas_envs.groundtruth.records import read_protocol_records
+from nas_envs.spaces import get_space
 from nas_envs.surrogates.metrics import all_metrics
 from nas_envs.surrogates.xgb import cross_validated_settings, train_members
 
@@ -44,7 +45,7 @@ def main() -> None:
     parser.add_argument("--protocol", default=None, help="default: the family's protocol")
     args = parser.parse_args()
     protocol = args.protocol or family(args.space).protocol
-    space, _, _, _, cost_table = fitting_inputs(args.space, "xgb", protocol)  # params and FLOPs of its network
+    space, cost_table = get_space(args.space), exact_cost_table(args.space, protocol)  # its network's costs
     records = [r for r in read_protocol_records(data_path(protocol), protocol)
                if device(r) == "cpu" and r.get("train_loss_curve")]
     train = [r for r in records if r["subset"] == "train"]

@@ -54,9 +54,7 @@ def forest(params: dict | None = None, rounds: int | None = None
     fit does."""
     def fit_predict(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
         chosen = rounds or cross_validated_rounds(x_fit, y_fit, seed=seed, params=params)
-        members = train_members(x_fit, y_fit, seed=seed, params=params, rounds=chosen)
-        data = xgb.DMatrix(np.asarray(x_held, dtype=np.float32))
-        return np.mean([booster.predict(data) for booster in members], axis=0)
+        return mean_prediction(train_members(x_fit, y_fit, seed=seed, params=params, rounds=chosen), x_held)
 
     return fit_predict
 
@@ -64,7 +62,10 @@ def forest(params: dict | None = None, rounds: int | None = None
 def as_a_fit(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
     """Fit-and-predict as a release fit does: leaf size and rounds cross-validated on the fitting part."""
     params, rounds = cross_validated_settings(x_fit, y_fit, seed=seed)
-    members = train_members(x_fit, y_fit, seed=seed, params=params, rounds=rounds)
+    return mean_prediction(train_members(x_fit, y_fit, seed=seed, params=params, rounds=rounds), x_held)
+
+
+def mean_prediction(members: list, x_held: np.ndarray) -> np.ndarray:
     data = xgb.DMatrix(np.asarray(x_held, dtype=np.float32))
     return np.mean([booster.predict(data) for booster in members], axis=0)
 

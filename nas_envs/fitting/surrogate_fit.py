@@ -281,20 +281,25 @@ def assess_bundle(space_name: str, kind: str, protocol_name: str | None = None, 
 
 
 def fitting_inputs(space_name: str, kind: str, protocol_name: str | None, bundle: Path | None = None
-             ) -> tuple[object, str, Path, Dataset, dict]:
-    """The space, protocol, data file, dataset and exact cost table (``bundle``'s, or built when it has none for
-    this protocol)."""
+                   ) -> tuple[object, str, Path, Dataset, dict]:
+    """The space, protocol, data file, dataset and exact cost table (:func:`exact_cost_table`)."""
     model_kind(kind)  # a clear error for an unknown kind
     protocol_name = protocol_name or DEFAULT_PROTOCOL[space_name]
     source_path = require_data(data_path(protocol_name))
-    space = get_space(space_name)
+    cost_table = exact_cost_table(space_name, protocol_name, bundle)
+    return get_space(space_name), protocol_name, source_path, load_dataset(source_path, protocol_name), cost_table
+
+
+def exact_cost_table(space_name: str, protocol_name: str, bundle: Path | None = None) -> dict:
+    """The cost table (exact params and FLOPs) of ``protocol_name``'s network: ``bundle``'s (default: the space's
+    released one) when it was made for that protocol, built from the networks otherwise."""
     costs_path = (bundle or resolve_bundle(DEFAULT_BUNDLES[space_name])[0]) / "costs.json"
     cost_table = json.loads(costs_path.read_text()) if costs_path.exists() else None
     if cost_table is None or cost_table.get("protocol") != protocol_name:
         from nas_envs.groundtruth.cost_tables import build_cost_table  # assembles networks: torch
 
-        cost_table = build_cost_table(space, PROTOCOLS[protocol_name])
-    return space, protocol_name, source_path, load_dataset(source_path, protocol_name), cost_table
+        cost_table = build_cost_table(get_space(space_name), PROTOCOLS[protocol_name])
+    return cost_table
 
 
 def fit_surrogate(
@@ -310,7 +315,7 @@ def fit_surrogate(
     if not bundle.exists() and json.loads((released / MANIFEST).read_text()).get("protocol") == protocol_name:
         shutil.copytree(released, bundle)
     space, protocol_name, source_path, data, cost_table = fitting_inputs(space_name, kind, protocol_name,
-                                                                   bundle if bundle.exists() else None)
+                                                                         bundle if bundle.exists() else None)
     fit_rows, held_rows = held_out_split(data.sources, data.keys, seed)
 
     # Fit into a scratch folder and move into place at the end: a crash never leaves a half-written bundle.
