@@ -2,10 +2,12 @@ import numpy as np
 import pytest
 import torch
 
+from nas_envs.fitting.cityseg_fit import cost_tables
+from nas_envs.groundtruth.cityseg_hardware import activation_words
 from nas_envs.groundtruth.cityseg_net import LARGEST_GENES, CitySegNet
 from nas_envs.groundtruth.cityseg_supernet import evaluate_subnet, supernet_path, train_supernet
 from nas_envs.groundtruth.cost_tables import build_cost_table, measure_costs
-from nas_envs.groundtruth.protocols import PROTOCOLS
+from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 from nas_envs.groundtruth.scenes import BACKGROUND, confusion_matrix, make_scenes, mean_iou
 from nas_envs.spaces import get_space
 
@@ -40,6 +42,19 @@ def test_flops_and_params_tables_are_exact():
     )
     np.testing.assert_array_equal(predicted, measure_costs(SPACE, SMOKE, archs))
 
+
+
+def test_the_cost_tables_a_fit_reads_count_fresh_networks_exactly():
+    """A CitySeg fit takes the released bundle's cost tables instead of rebuilding them: they must still count
+    every kind of cost of the networks as built now."""
+    tables = cost_tables(SPACE)
+    archs = SPACE.canonicalize(SPACE.sample(3, seed=12))
+    features = SPACE.cost_features(archs)
+    predicted = np.stack([np.rint(tables[k]["intercept"] + features @ np.array(tables[k]["weights"]))
+                          for k in ("params", "flops", "activation_words")], axis=1)
+    protocol = PROTOCOLS[DEFAULT_PROTOCOL["cityseg"]]
+    measured = np.hstack([measure_costs(SPACE, protocol, archs), activation_words(archs)])
+    np.testing.assert_array_equal(predicted, measured)
 
 def test_scenes_are_reproducible_and_labelled_by_item():
     scenes = make_scenes("val", 6)

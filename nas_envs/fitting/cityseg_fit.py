@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nas_envs.assets import checked_file, data_path, require_data, write_manifest
+from nas_envs.assets import DEFAULT_BUNDLES, checked_file, data_path, require_data, resolve_bundle, write_manifest
 from nas_envs.benchmarks.cityseg import NOISE_FACTORS, LatencyTable, hardware_objectives
 from nas_envs.benchmarks.cityseg_problems import CITYSEG_OBJECTIVES
 from nas_envs.files import replace_folder
@@ -38,6 +38,16 @@ def build_cost_tables(space: CitySegSpace) -> dict:
 
     protocol = PROTOCOLS[DEFAULT_PROTOCOL["cityseg"]]
     return {**build_cost_table(space, protocol), **solve_linear_table(space, activation_words, ("activation_words",))}
+
+
+def cost_tables(space: CitySegSpace) -> dict:
+    """The released bundle's cost tables where they count the networks :func:`build_cost_tables` counts (the same
+    for every protocol a rank-net is fitted on), built from the networks otherwise (a couple of CPU-minutes)."""
+    released = resolve_bundle(DEFAULT_BUNDLES["cityseg"])[0] / "costs.json"
+    tables = json.loads(released.read_text()) if released.exists() else {}
+    if tables.get("protocol") == DEFAULT_PROTOCOL["cityseg"]:
+        return tables
+    return build_cost_tables(space)
 
 
 def objective_bounds(space: CitySegSpace, costs: dict, latency: dict[str, LatencyTable]) -> dict[str, list[float]]:
@@ -94,7 +104,7 @@ def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10, o
     scratch = Path(tempfile.mkdtemp(prefix=".fit-cityseg-", dir=bundle.parent))
     try:
         files = ensemble.save(scratch / "ranknet")
-        costs = build_cost_tables(space)
+        costs = cost_tables(space)
         (scratch / "costs.json").write_text(json.dumps(costs) + "\n")
         latency = {}
         for profile in ("h1", "h2"):

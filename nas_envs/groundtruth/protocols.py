@@ -87,7 +87,7 @@ PROTOCOLS: dict[str, TrainingProtocol] = {
         # Noise pilot: the 4-epoch FBNet protocol measured a noise ratio below 1 (see docs/data-card.md).
         _fbnet_variant("fbnet-fmnist14-half-e8-v1", epochs=8),
         # Seconds-long CitySeg supernet training for tests; its numbers mean nothing.
-        TrainingProtocol(name="cityseg-smoke", space="cityseg", resolution=64, n_train=320, n_val=16, epochs=2,
+        TrainingProtocol(name="cityseg-smoke", space="cityseg", resolution=64, n_train=160, n_val=16, epochs=2,
                          batch_size=32, lr=0.1),
         # Noise pilot: the native 28 x 28 resolution, so that kernel sizes and strides matter more (about 4x the cost).
         _fbnet_variant("fbnet-fmnist28-half-e4-v1", resolution=28),
