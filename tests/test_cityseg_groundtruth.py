@@ -43,7 +43,6 @@ def test_flops_and_params_tables_are_exact():
     np.testing.assert_array_equal(predicted, measure_costs(SPACE, SMOKE, archs))
 
 
-
 def test_the_cost_tables_a_fit_reads_count_fresh_networks_exactly():
     """A CitySeg fit takes the released bundle's cost tables instead of rebuilding them: they must still count
     every kind of cost of the networks as built now."""
@@ -55,6 +54,7 @@ def test_the_cost_tables_a_fit_reads_count_fresh_networks_exactly():
     protocol = PROTOCOLS[DEFAULT_PROTOCOL["cityseg"]]
     measured = np.hstack([measure_costs(SPACE, protocol, archs), activation_words(archs)])
     np.testing.assert_array_equal(predicted, measured)
+
 
 def test_scenes_are_reproducible_and_labelled_by_item():
     scenes = make_scenes("val", 6)

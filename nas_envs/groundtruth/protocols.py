@@ -86,7 +86,8 @@ PROTOCOLS: dict[str, TrainingProtocol] = {
         _fbnet_variant("fbnet-fmnist14-full-e4-v1", width=1.0),
         # Noise pilot: the 4-epoch FBNet protocol measured a noise ratio below 1 (see docs/data-card.md).
         _fbnet_variant("fbnet-fmnist14-half-e8-v1", epochs=8),
-        # Seconds-long CitySeg supernet training for tests; its numbers mean nothing.
+        # A short CitySeg supernet training for tests; its numbers mean nothing (on fewer scenes it learns nothing
+        # and every sub-network scores alike).
         TrainingProtocol(name="cityseg-smoke", space="cityseg", resolution=64, n_train=160, n_val=16, epochs=2,
                          batch_size=32, lr=0.1),
         # Noise pilot: the native 28 x 28 resolution, so that kernel sizes and strides matter more (about 4x the cost).
