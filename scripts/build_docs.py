@@ -164,11 +164,9 @@ def command_pages() -> dict[Path, str]:
         folder = Path(scratch)
         diagnosis = folder / "darts-diagnosis.md"
         commands = [[sys.executable, str(ROOT / "scripts" / "darts_diagnosis.py"), "--out", str(diagnosis)]]
-        card_folders = []
-        for number, (space, options) in enumerate(MODEL_CARDS):
-            card_folders.append(folder / "model-cards" / str(number))
-            commands.append([sys.executable, "-m", "nas_envs.cli", "--quiet", "model-card", space, *options, "--out",
-                             str(card_folders[-1])])
+        card_folders = [folder / "model-cards" / str(number) for number in range(len(MODEL_CARDS))]
+        commands += [[sys.executable, "-m", "nas_envs.cli", "--quiet", "model-card", space, *options, "--out", str(out)]
+                     for (space, options), out in zip(MODEL_CARDS, card_folders)]
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             # list(): the first command that fails raises here, with its output
             list(pool.map(lambda command: subprocess.run(command, cwd=ROOT, check=True, capture_output=True),

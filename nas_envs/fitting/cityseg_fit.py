@@ -15,11 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
-from nas_envs.assets import DEFAULT_BUNDLES, checked_file, data_path, require_data, resolve_bundle, write_manifest
+from nas_envs.assets import checked_file, data_path, require_data, write_manifest
 from nas_envs.benchmarks.cityseg import NOISE_FACTORS, LatencyTable, hardware_objectives
 from nas_envs.benchmarks.cityseg_problems import CITYSEG_OBJECTIVES
 from nas_envs.files import replace_folder
-from nas_envs.fitting.surrogate_fit import held_out_split, surrogate_against_table
+from nas_envs.fitting.surrogate_fit import bundled_cost_table, held_out_split, surrogate_against_table
 from nas_envs.groundtruth.analysis import noise_groups, noise_summary
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
 from nas_envs.groundtruth.records import snapshot
@@ -43,11 +43,7 @@ def build_cost_tables(space: CitySegSpace) -> dict:
 def cost_tables(space: CitySegSpace) -> dict:
     """The released bundle's cost tables where they count the networks :func:`build_cost_tables` counts (the same
     for every protocol a rank-net is fitted on), built from the networks otherwise (a couple of CPU-minutes)."""
-    released = resolve_bundle(DEFAULT_BUNDLES["cityseg"])[0] / "costs.json"
-    tables = json.loads(released.read_text()) if released.exists() else {}
-    if tables.get("protocol") == DEFAULT_PROTOCOL["cityseg"]:
-        return tables
-    return build_cost_tables(space)
+    return bundled_cost_table("cityseg", DEFAULT_PROTOCOL["cityseg"]) or build_cost_tables(space)
 
 
 def objective_bounds(space: CitySegSpace, costs: dict, latency: dict[str, LatencyTable]) -> dict[str, list[float]]:

@@ -290,12 +290,19 @@ def fitting_inputs(space_name: str, kind: str, protocol_name: str | None, bundle
     return get_space(space_name), protocol_name, source_path, load_dataset(source_path, protocol_name), cost_table
 
 
-def exact_cost_table(space_name: str, protocol_name: str, bundle: Path | None = None) -> dict:
-    """The cost table (exact params and FLOPs) of ``protocol_name``'s network: ``bundle``'s (default: the space's
-    released one) when it was made for that protocol, built from the networks otherwise."""
+def bundled_cost_table(space_name: str, protocol_name: str, bundle: Path | None = None) -> dict | None:
+    """``bundle``'s cost tables (default: the space's released bundle's) when they were made for ``protocol_name``'s
+    network, else None."""
     costs_path = (bundle or resolve_bundle(DEFAULT_BUNDLES[space_name])[0]) / "costs.json"
     cost_table = json.loads(costs_path.read_text()) if costs_path.exists() else None
-    if cost_table is None or cost_table.get("protocol") != protocol_name:
+    return cost_table if cost_table is not None and cost_table.get("protocol") == protocol_name else None
+
+
+def exact_cost_table(space_name: str, protocol_name: str, bundle: Path | None = None) -> dict:
+    """The cost table (exact params and FLOPs) of ``protocol_name``'s network: :func:`bundled_cost_table`, built
+    from the networks where there is none."""
+    cost_table = bundled_cost_table(space_name, protocol_name, bundle)
+    if cost_table is None:
         from nas_envs.groundtruth.cost_tables import build_cost_table  # assembles networks: torch
 
         cost_table = build_cost_table(get_space(space_name), PROTOCOLS[protocol_name])
