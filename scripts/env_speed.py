@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 import nas_envs
-from nas_envs.benchmarks.model_kinds import Encodings, load_bundled_kind, model_kind
+from nas_envs.benchmarks.model_kinds import load_bundled_kind, model_kind
 
 
 def import_and_make_seconds(env_id: str, repeats: int = 5) -> float:
@@ -119,7 +119,7 @@ def batched_timings_ms(name: str, surrogate: str, batch: int = 100) -> tuple[flo
     kind = model_kind(surrogate)
     accuracy = load_bundled_kind(surrogate, bench.manifest["models"], bench.bundle_dir, bench.space.name)
     rng = np.random.default_rng(0)
-    return (median_ms(lambda: accuracy.predict(kind.inputs(Encodings(bench.space, genes, bench.cost_table)))),
+    return (median_ms(lambda: accuracy.predict(kind.inputs(bench.encodings(genes)))),
             median_ms(lambda: bench.evaluate_genes(genes, True, rng)))
 
 

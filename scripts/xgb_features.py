@@ -3,22 +3,24 @@ sparse Kendall tau and Spearman of validation accuracy; with ``--noise-subset``,
 training records against the noise subset's seed means.
 
     python scripts/xgb_features.py [--space darts|fbnet] [--protocol P] [--repeats 2] [--noise-subset]
-                                      [--records N] [--noise-architectures N]
+                                      [--records N] [--noise-architectures N] [--only TEXT ...]
 
 Compares, on the training-subset records of the space's default protocol or ``--protocol`` (the noise subset stays
-out, as in a fit; params and FLOPs exact for that protocol's network): the one-hot bits with per-cell op counts
-and depths that the DARTS surrogate read before 2026-11-30, the space's tabular features (``space.features``), and
-the bundled input, those features plus the log of the exact params and FLOPs, fitted as a release fit does (leaf
-size and rounds cross-validated), with the fixed 8 examples per leaf used before, and with the deeper, thinner
-trees used before that (depth 4, 2 examples per leaf); a bootstrap ridge ensemble
-on the bundled input, which says how much of what the trees learn is additive in the features; boosted trees fitted
-to that ridge's residuals (a linear base plus trees for what is not additive); and XGBoost's random-forest mode (50
-bagged trees of depth 8 per member instead of boosting); and the bundled setting with an absolute-error loss, with
-shallower trees and a smaller learning rate, and without its L2 penalty. Each fold fits 10-member ensembles with
-rounds (ridge: penalty) chosen by cross-validation on its own training part, as a fit does. The same folds serve
-every setting; ``--repeats`` draws new folds (with ``--noise-subset``: new member seeds) and averages (mean +-
-standard error over repeats). ``--records`` fixes the first N records and ``--noise-architectures`` the first N
-noise-subset architectures, so that readings taken while a collector appends see the same records.
+out, as in a fit; params and FLOPs exact for that protocol's network): the one-hot bits with per-cell op counts and
+depths that the DARTS surrogate read before 2026-11-30, the space's tabular features (``space.features``), and the
+bundled input, those features (the newest version; earlier versions too where the space has them) plus the log of
+the exact params and FLOPs, fitted as a release fit does (leaf size and rounds cross-validated), with the fixed 8
+examples per leaf used before, and with the deeper, thinner trees used before that (depth 4, 2 examples per leaf); a
+bootstrap ridge ensemble on the bundled input, which says how much of what the trees learn is additive in the
+features; boosted trees fitted to that ridge's residuals (a linear base plus trees for what is not additive); and
+XGBoost's random-forest mode (50 bagged trees of depth 8 per member instead of boosting); and the bundled setting
+with an absolute-error loss, with shallower trees and a smaller learning rate, and without its L2 penalty. Each fold
+fits 10-member ensembles with rounds (ridge: penalty) chosen by cross-validation on its own training part, as a fit
+does. The same folds serve every setting; ``--repeats`` draws new folds (with ``--noise-subset``: new member seeds)
+and averages (mean +- standard error over repeats). ``--records`` fixes the first N records and
+``--noise-architectures`` the first N noise-subset architectures, so that readings taken while a collector appends
+see the same records; ``--only`` compares only the settings whose name contains a text, e.g. ``--only version``
+the versions of the space's features. Each setting is also printed minus the bundled one, paired over folds.
 """
 
 from __future__ import annotations
@@ -106,6 +108,8 @@ def cross_validated_predictions(x: np.ndarray, y: np.ndarray, fold: np.ndarray, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--only", action="append", metavar="TEXT",
+                        help="compare only the settings whose name contains TEXT (repeatable)")
     add_judging_options(parser)
     args = parser.parse_args()
     space, protocol, _, data, cost_table = fitting_inputs(args.space, "xgb", args.protocol)
@@ -113,11 +117,13 @@ def main() -> None:
     judged = slice(args.noise_architectures)  # the first noise-subset architectures (all by default)
     genes = np.concatenate([data.genes[:n], data.noise_genes[judged]])  # noise-subset rows follow the n fitted ones
     bundled = MODEL_KINDS["xgb"].inputs(Encodings(space, genes, cost_table))
+    bundled_name = (f"space.features version {space.feature_version()} + log params/FLOPs, leaf size "
+                    "cross-validated (bundled)")
     settings = {  # name: (inputs, model)
         "space.features": (space.features(genes), forest()),
         "space.features + log params/FLOPs, depth 4, 2 per leaf (before)": (bundled, forest(PREVIOUS_TREES)),
         "space.features + log params/FLOPs, 8 per leaf (before)": (bundled, forest()),
-        "space.features + log params/FLOPs, leaf size cross-validated (bundled)": (bundled, as_a_fit),
+        bundled_name: (bundled, as_a_fit),
         "ridge on the bundled input": (bundled.astype(np.float64), ridge),
         "trees on the ridge's residuals": (bundled.astype(np.float64), trees_on_ridge_residuals),
         "random-forest mode": (bundled, forest(RANDOM_FOREST, rounds=1)),
@@ -128,6 +134,13 @@ def main() -> None:
     if args.space == "darts":
         settings = {"one-hot bits + op counts + depth, depth 4, 2 per leaf (before)":
                     (one_hot_with_counts(space, genes), forest(PREVIOUS_TREES)), **settings}
+    for version in space.feature_versions[:-1]:  # the bundled input with each earlier version of the features
+        settings[f"space.features version {version} + log params/FLOPs, leaf size cross-validated"] = (
+            MODEL_KINDS["xgb"].inputs(Encodings(space, genes, cost_table, version)), as_a_fit)
+    if args.only:
+        settings = {name: setting for name, setting in settings.items() if any(text in name for text in args.only)}
+        if not settings:
+            parser.error(f"--only {args.only}: no setting's name contains that")
     y = data.targets["val_accuracy"][:n]
     seed_means = np.array([values.mean() for values in data.noise_targets["val_accuracy"][judged]])
     judged_on = (f"the seed means of {len(seed_means)} noise-subset architectures" if args.noise_subset
@@ -135,6 +148,7 @@ def main() -> None:
     print(f"{protocol}: {n} training records ({data.data_lines} lines), validation accuracy, {judged_on} x "
           f"{args.repeats}")
     folds = [np.random.default_rng(repeat).permutation(n) % 5 for repeat in range(args.repeats)]
+    readings = {}
     for name, (x, fit_predict) in settings.items():
         if args.noise_subset:
             scores = [all_metrics(seed_means, fit_predict(x[:n], y, x[n:], seed)) for seed in range(args.repeats)]
@@ -143,8 +157,19 @@ def main() -> None:
                       for seed, fold in enumerate(folds)]
         values = {label: np.array([s[key] for s in scores]) for key, label in
                   (("r2", "R2"), ("sparse_kendall_tau", "sparse Kendall tau"), ("spearman", "Spearman"))}
-        summary = ", ".join(f"{label} {v.mean():.3f} +- {v.std() / np.sqrt(len(v)):.3f}" for label, v in values.items())
-        print(f"{name} ({x.shape[1]} columns): {summary}")
+        print(f"{name} ({x.shape[1]} columns): {summary(values)}")
+        readings[name] = values
+    # Folds (member seeds) move every setting alike: the paired difference is what tells settings apart.
+    if bundled_name in readings and len(readings) > 1:
+        print("Each minus the bundled setting, paired over the same folds and seeds:")
+        for name, values in readings.items():
+            if name != bundled_name:
+                print(f"{name}: {summary({k: v - readings[bundled_name][k] for k, v in values.items()}, '+.3f')}")
+
+
+def summary(values: dict[str, np.ndarray], number: str = ".3f") -> str:
+    """Mean +- standard error over repeats of each metric."""
+    return ", ".join(f"{label} {v.mean():{number}} +- {v.std() / np.sqrt(len(v)):.3f}" for label, v in values.items())
 
 if __name__ == "__main__":
     main()

@@ -31,8 +31,22 @@ def test_stage_layout_and_encodings():
     one_hot = SPACE.one_hot(archs)
     assert one_hot.shape == (10, 198)
     np.testing.assert_array_equal(one_hot.reshape(10, 22, 9).argmax(axis=2), archs)
-    assert SPACE.features(archs).shape == (10, 198 + 9 + 7)
+    assert SPACE.features(archs, version=1).shape == (10, 198 + 9 + 7)
     assert len(SPACE.neighbours(archs[0])) == 22 * 8
+
+
+def test_features_version_2_adds_the_5x5_kernels_of_each_stage_to_version_1():
+    archs = SPACE.sample(10, seed=0)
+    newest = SPACE.features(archs)
+    assert SPACE.feature_version() == 2 and newest.shape == (10, 198 + 9 + 7 + 7)
+    np.testing.assert_array_equal(newest[:, :-7], SPACE.features(archs, version=1))
+    every_5x5 = [BLOCKS.index(name) for name in ("k5_e1", "k5_e1_g2", "k5_e3", "k5_e6")]
+    layers = np.array([every_5x5[i % 4] for i in range(NUM_LAYERS)])  # every layer 5x5, in all four blocks
+    np.testing.assert_array_equal(SPACE.features(layers[None])[0, -7:], [1, 4, 4, 4, 4, 4, 1])
+    layers[[0, 5, 21]] = BLOCKS.index("k3_e6")  # stage 0's only layer, stage 2's first, stage 6's only
+    np.testing.assert_array_equal(SPACE.features(layers[None])[0, -7:], [0, 4, 3, 4, 4, 4, 0])
+    with pytest.raises(ValueError, match=r"no features version 3; this version of nas-envs has \[1, 2\]"):
+        SPACE.features(archs, version=3)
 
 
 @pytest.mark.parametrize(

@@ -466,3 +466,47 @@ def test_a_variant_bundle_takes_what_it_shares_from_its_release_and_evaluates_th
                     for bundle in (variant, "darts-mf-v0"))
     np.testing.assert_array_equal(ours[1], theirs[1])
     assert ours[0].keys() == theirs[0].keys() and all(np.array_equal(ours[0][k], theirs[0][k]) for k in ours[0])
+
+
+def test_a_bundle_reads_the_version_of_the_features_its_models_were_fitted_on(tmp_path):
+    import nas_envs
+    from nas_envs.benchmarks.model_kinds import bundle_feature_version
+    from nas_envs.spaces import get_space
+
+    released = nas_envs.make_benchmark("fbnet", bundle="fbnet-v0")
+    assert "feature_version" not in released.manifest["models"]["xgb"]  # written before bundles recorded it
+    assert released.feature_version == 1 < released.space.feature_version()
+    genes = released.space.sample(3, seed=0)
+    assert released.encodings(genes).features_and_log_costs.shape == (3, 198 + 9 + 7 + 2)
+    released.evaluate(genes, noise=False)  # its trees read the columns they were fitted on
+
+    space = get_space("fbnet")
+    newer = {"xgb": {"feature_version": 2}, "runtime": {}}
+    assert bundle_feature_version(newer, space, tmp_path) == 2
+    assert bundle_feature_version({"runtime": {}}, space, tmp_path) is None  # no model reads features
+    with pytest.raises(ValueError, match=r"different versions of the fbnet features \(\[1, 2\]\).*nas-envs fit fbnet"):
+        bundle_feature_version({**newer, "gin": {}}, space, tmp_path)
+    with pytest.raises(ValueError, match=r"no features version 3; this version of nas-envs has \[1, 2\]"):
+        bundle_feature_version({"xgb": {"feature_version": 3}}, space, tmp_path)
+
+
+def test_refitting_one_model_drops_those_fitted_on_another_features_version(tmp_path, monkeypatch, caplog):
+    """A refit of fbnet-v0's protocol starts from a copy of fbnet-v0 (features version 1): the new XGB reads
+    version 2, so the copied GIN, which the benchmark could not evaluate beside it, is dropped with a warning."""
+    import nas_envs
+    from nas_envs.fitting.surrogate_fit import fit_surrogate
+
+    name = "fbnet-fmnist14-half-e4-v1.jsonl"
+    (tmp_path / "data").mkdir()
+    lines = (Path(__file__).resolve().parents[1] / "assets" / "data" / name).read_text().splitlines(keepends=True)
+    (tmp_path / "data" / name).write_text("".join(lines[:40]))
+    monkeypatch.setenv("NAS_ENVS_ASSETS", str(tmp_path))
+    refit = tmp_path / "models" / "fbnet-refit"
+    with caplog.at_level("WARNING", logger="nas_envs"):
+        entry = fit_surrogate("fbnet", "xgb", name.removesuffix(".jsonl"), out_dir=refit)
+    assert entry["feature_version"] == 2
+    assert "dropped the gin model(s)" in caplog.text
+    bench = nas_envs.make_benchmark("fbnet", bundle=refit)
+    assert sorted(bench.manifest["models"]) == ["runtime", "xgb"] and bench.feature_version == 2
+    assert "feature_version" not in bench.manifest["models"]["runtime"]  # it reads the cost features only
+    bench.evaluate(bench.space.sample(3, seed=0), noise=False)

@@ -31,10 +31,12 @@ class Encodings:
     """The encodings of one batch of architectures, each computed once whichever models read it: the exact costs,
     the runtime model and the accuracy models share the cost features, XGB and GIN the tabular features."""
 
-    def __init__(self, space: SearchSpace, genes: np.ndarray, cost_table: dict) -> None:
+    def __init__(self, space: SearchSpace, genes: np.ndarray, cost_table: dict, feature_version: int | None = None
+                 ) -> None:
         self.space = space
         self.genes = genes
         self.cost_table = cost_table
+        self.feature_version = feature_version  # of the space's features; None: the newest, what a fit reads
 
     @cached_property
     def cost_features(self) -> np.ndarray:
@@ -48,7 +50,7 @@ class Encodings:
     def features_and_log_costs(self) -> np.ndarray:
         """The space's tabular features plus the log of the exact params and FLOPs: float32 ``(N, F + 2)``."""
         log_costs = np.log(np.column_stack([self.costs["params"], self.costs["flops"]]))
-        return np.concatenate([self.space.features(self.genes, self.cost_features), log_costs],
+        return np.concatenate([self.space.features(self.genes, self.cost_features, self.feature_version), log_costs],
                               axis=1).astype(np.float32)
 
 
@@ -75,6 +77,7 @@ class _TabularKind:
     """Models of the named targets on one of the matrix :class:`Encodings` (the attribute ``input_name``)."""
 
     input_name: str
+    reads_features: bool  # whether the input holds the space's features, whose version a bundle records
 
     def __init__(self, name: str, targets: tuple[str, ...]) -> None:
         self.name = name
@@ -90,6 +93,7 @@ class ForestKind(_TabularKind):
     inputs)."""
 
     input_name = "features_and_log_costs"
+    reads_features = True
 
     def fit_and_save(self, inputs: np.ndarray, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
         """One ensemble per target column of ``y`` ``(N, targets)``, in ``folder/<target>/``, each with its
@@ -116,6 +120,7 @@ class RidgeKind(_TabularKind):
     microseconds."""
 
     input_name = "cost_features"
+    reads_features = False
 
     def fit_and_save(self, inputs: np.ndarray, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
         from nas_envs.surrogates.linear import RidgeEnsemble, cross_validated_alpha
@@ -138,6 +143,7 @@ class GINKind:
     name = "gin"
     targets = ("val_accuracy", "test_accuracy")
     input_name = "graphs_with_features_and_log_costs"
+    reads_features = True
     records_per_feature = 5
 
     def inputs(self, encodings: Encodings):
@@ -229,6 +235,22 @@ def load_bundled(kind: str, entry: dict, bundle: Path, space_name: str) -> Predi
         # a file whose checksum matches its manifest but whose content this version cannot read
         raise AssetError(f"{bundle}: the {kind!r} model files ({', '.join(entry['files'][:3])}...) could not be "
                          f"read: {type(error).__name__}: {error}; {refit}") from error
+
+
+def bundle_feature_version(models: dict, space: SearchSpace, bundle: Path) -> int | None:
+    """The version of ``space``'s features that a bundle's models (its manifest's ``models``) were fitted on, one
+    for all of them; None when none reads features. Entries written before bundles recorded it read version 1."""
+    versions = {entry.get("feature_version", 1) for kind, entry in models.items()
+                if kind in MODEL_KINDS and MODEL_KINDS[kind].reads_features}
+    if len(versions) > 1:
+        raise ValueError(f"{bundle}: its models were fitted on different versions of the {space.name} features "
+                         f"({sorted(versions)}); refit each of them with 'nas-envs fit {space.name} --model KIND'")
+    if not versions:
+        return None
+    try:
+        return space.feature_version(versions.pop())
+    except ValueError as error:
+        raise ValueError(f"{bundle}: {error}") from error
 
 
 def load_bundled_kind(name: str, models: dict, bundle: Path, space_name: str) -> Predictor:

@@ -9,7 +9,14 @@ import numpy as np
 
 from nas_envs.assets import Bundle
 from nas_envs.benchmarks.base import Benchmark
-from nas_envs.benchmarks.model_kinds import CURVE_EPOCHS, MODEL_KINDS, Encodings, Predictor, load_bundled
+from nas_envs.benchmarks.model_kinds import (
+    CURVE_EPOCHS,
+    MODEL_KINDS,
+    Encodings,
+    Predictor,
+    bundle_feature_version,
+    load_bundled,
+)
 from nas_envs.extras import require_installed
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
@@ -77,6 +84,15 @@ class SurrogateBenchmark(Benchmark):
                 if isinstance(entry, dict) and "weights" in entry else entry for name, entry in table.items()}
 
     @cached_property
+    def feature_version(self) -> int | None:
+        """The version of the space's features that the bundle's models read (see ``SearchSpace.feature_versions``)."""
+        return bundle_feature_version(self.manifest["models"], self.space, self.bundle_dir)
+
+    def encodings(self, genes: np.ndarray) -> Encodings:
+        """The encodings of canonical ``genes`` that this bundle's models read."""
+        return Encodings(self.space, genes, self.cost_table, self.feature_version)
+
+    @cached_property
     def _models(self) -> dict[str, Predictor]:
         """Per kind (the accuracy surrogates and ``runtime``): its predictor of all its targets."""
         return {kind: load_bundled(kind, self.manifest["models"][kind], self.bundle_dir, self.space.name)
@@ -94,7 +110,7 @@ class SurrogateBenchmark(Benchmark):
 
     def exact_costs(self, genes: np.ndarray) -> dict[str, np.ndarray]:
         """Params and FLOPs (exactly linear in the space's cost features)."""
-        return Encodings(self.space, genes, self.cost_table).costs
+        return self.encodings(genes).costs
 
     @property
     def epochs(self) -> int | None:
@@ -128,7 +144,7 @@ class SurrogateBenchmark(Benchmark):
         spread times the scale calibrated on the noise subset, clipped to the range of seed noise measured there
         (see :mod:`nas_envs.surrogates.noise`); averaged over both ensembles for ``"xgb+gin"``. ``encodings``: those
         of ``genes``, if the caller already has some of them."""
-        encodings = Encodings(self.space, genes, self.cost_table) if encodings is None else encodings
+        encodings = self.encodings(genes) if encodings is None else encodings
         per_target: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         for kind, model in self._models.items():
             mean, noise = self._kind_mean_and_noise(kind, model, encodings)
@@ -141,7 +157,7 @@ class SurrogateBenchmark(Benchmark):
     def evaluate_genes(self, genes: np.ndarray, noise: bool, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Accuracies (fractions in [0, 1]) and training time drawn around the ensemble means with the ensembles'
         calibrated spread (``noise=True``), or the means; params and FLOPs exact."""
-        return self._evaluate(genes, noise, rng, Encodings(self.space, genes, self.cost_table))[0]
+        return self._evaluate(genes, noise, rng, self.encodings(genes))[0]
 
     def _evaluate(self, genes: np.ndarray, noise: bool, rng: np.random.Generator, encodings: Encodings
                   ) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
@@ -188,7 +204,7 @@ class SurrogateBenchmark(Benchmark):
         subset (``learning_curves`` in the manifest's ``data``), drawn after the final accuracy's."""
         if self.epochs is None:
             raise ValueError(f"{self.name}'s bundle {self.bundle_dir.name} has no learning-curve model")
-        encodings = Encodings(self.space, genes, self.cost_table)
+        encodings = self.encodings(genes)
         out, z = self._evaluate(genes, noise, rng, encodings)
         with inference_threads():
             mean, noise_of_epoch = self._kind_mean_and_noise("curve", self._curve_model, encodings)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from nas_envs.benchmarks.model_kinds import (
     MODEL_KINDS,
     Encodings,
     PooledKinds,
+    bundle_feature_version,
     load_bundled_kind,
     model_kind,
 )
@@ -46,6 +48,8 @@ from nas_envs.surrogates.metrics import all_metrics, mae
 from nas_envs.surrogates.noise import calibration_scale, ensemble_mean_std, measure_seed_noise, noise_std
 
 HELD_OUT_FRACTION = 0.1
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -174,16 +178,17 @@ def fit_and_assess(
 
 
 def assess(kind: str, model, space, data: Dataset, cost_table: dict, fit_rows: np.ndarray, eval_rows: np.ndarray,
-          files: list[Path] | None = None) -> FitReport:
+          files: list[Path] | None = None, feature_version: int | None = None) -> FitReport:
     """``kind``'s fitted ``model`` on ``eval_rows`` and on the noise subset, with the noise calibration: the
     range of per-architecture seed noise that the noise subset supports, and the spread scale that gives draws
     clipped to it the measured mean seed variance (:mod:`nas_envs.surrogates.noise`). The constant predictor of the
-    comparison is the mean of ``fit_rows``."""
+    comparison is the mean of ``fit_rows``. ``feature_version``: that of the space's features the model was fitted
+    on (default: the newest, what a fit reads)."""
     kind_of = model_kind(kind)
     targets = np.stack([data.targets[t] for t in kind_of.targets], axis=1)
     measured = np.isfinite(targets).all(axis=1)
     fit_rows, eval_rows = fit_rows[measured[fit_rows]], eval_rows[measured[eval_rows]]
-    encode = lambda genes: kind_of.inputs(Encodings(space, genes, cost_table))  # noqa: E731
+    encode = lambda genes: kind_of.inputs(Encodings(space, genes, cost_table, feature_version))  # noqa: E731
     held_out = model.predict(_rows(encode(data.genes), eval_rows)) if len(eval_rows) >= 2 else None
     noise_predictions = (model.predict(encode(data.noise_genes))
                          if len(data.noise_genes) >= 2 else None)
@@ -270,7 +275,7 @@ def assess_bundle(space_name: str, kind: str, protocol_name: str | None = None, 
     parts = [part.name for part in kind_of.parts] if pooled else [kind]
     fit_rows, held_rows = held_out_split(data.sources, data.keys, seed)
     report = assess(kind, load_bundled_kind(kind, models, bundle, space_name), space, data, cost_table, fit_rows,
-                   held_rows)
+                   held_rows, feature_version=bundle_feature_version(models, space, bundle))
     out = {"data_lines": data.data_lines, "bundle_data_lines": min(models[part]["data_lines"] for part in parts),
            "noise_architectures": len(data.noise_genes), "held_out_metrics": report.held_out,
            "noise_subset": report.noise_subset, "noise_calibration": report.calibration,
@@ -344,9 +349,19 @@ def fit_surrogate(
     previous = json.loads((bundle / MANIFEST).read_text()) if (bundle / MANIFEST).exists() else {}
     models = previous.get("models", {}) if previous.get("protocol") == protocol_name else {}
     models = {k: m for k, m in models.items() if "targets" in m}  # entries of older formats are refitted, not kept
+    feature_version = {"feature_version": space.feature_version()} if MODEL_KINDS[kind].reads_features else {}
+    if feature_version:  # a bundle's models read one version of the features (bundle_feature_version)
+        other = sorted(k for k, m in models.items() if k != kind and k in MODEL_KINDS and MODEL_KINDS[k].reads_features
+                       and m.get("feature_version", 1) != feature_version["feature_version"])
+        if other:
+            logger.warning("%s: dropped the %s model(s), fitted on another version of the %s features; refit them "
+                           "with 'nas-envs fit %s --model KIND --out %s'", bundle, ", ".join(other), space_name,
+                           space_name, bundle)
+            models = {k: m for k, m in models.items() if k not in other}
     models[kind] = {
         "targets": list(MODEL_KINDS[kind].targets),
         "inputs": MODEL_KINDS[kind].input_name,
+        **feature_version,
         "files": [path.relative_to(scratch).as_posix() for path in report.files],
         "noise_scale": report.scale,
         "noise_range": report.noise_range,

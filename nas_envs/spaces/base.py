@@ -148,10 +148,25 @@ class SearchSpace(ABC):
     def one_hot(self, archs: np.ndarray) -> np.ndarray:
         """Float32 one-hot encoding ``(N, F)`` of the choices."""
 
-    def features(self, archs: np.ndarray, cost_features: np.ndarray | None = None) -> np.ndarray:
+    #: the versions of :meth:`features`, oldest first: a bundle's models record the one they were fitted on, so
+    #: that a richer encoding never changes what a released bundle predicts; a fit reads the newest
+    feature_versions: tuple[int, ...] = (1,)
+
+    def feature_version(self, version: int | None = None) -> int:
+        """``version`` of :meth:`features` checked against :attr:`feature_versions`; the newest when None."""
+        if version is None:
+            return self.feature_versions[-1]
+        if version not in self.feature_versions:
+            raise ValueError(f"{self.name}: no features version {version!r}; this version of nas-envs has "
+                             f"{list(self.feature_versions)} (a bundle fitted by a newer one needs that one)")
+        return version
+
+    def features(self, archs: np.ndarray, cost_features: np.ndarray | None = None, version: int | None = None
+                 ) -> np.ndarray:
         """Float32 feature matrix ``(N, F)`` for tabular surrogates (default: the one-hot encoding).
         ``cost_features``: those of ``archs`` where the caller has them, so that features built on them reuse
-        them."""
+        them; ``version``: one of :attr:`feature_versions` (default the newest)."""
+        self.feature_version(version)
         return self.one_hot(archs)
 
     @abstractmethod

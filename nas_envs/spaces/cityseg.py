@@ -268,8 +268,10 @@ class CitySegSpace(SearchSpace):
         out[np.arange(len(archs))[:, None], ONE_HOT_OFFSETS[None, :] + archs] = 1.0
         return out
 
-    def features(self, archs: np.ndarray, cost_features: np.ndarray | None = None) -> np.ndarray:
+    def features(self, archs: np.ndarray, cost_features: np.ndarray | None = None, version: int | None = None
+                 ) -> np.ndarray:
         """One-hot (73) plus blocks per stage, mean active expand ratio per stage and the six width multipliers."""
+        self.feature_version(version)
         archs = np.asarray(archs, dtype=np.int64).reshape(-1, NUM_GENES)
         active = active_slots(archs)
         ratios = np.asarray(EXPAND_RATIOS)[archs[:, EXPAND_START:WIDTH_START]] * active

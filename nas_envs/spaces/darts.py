@@ -314,7 +314,8 @@ class DartsSpace(SearchSpace):
         out[rows, _CELL_INDEX, edge, nodes[..., _OPS]] = 1.0
         return out.reshape(n, -1)
 
-    def features(self, archs: np.ndarray, cost_features: np.ndarray | None = None) -> np.ndarray:
+    def features(self, archs: np.ndarray, cost_features: np.ndarray | None = None, version: int | None = None
+                 ) -> np.ndarray:
         """Per cell: op counts by input position (:meth:`cost_features`), how many ops each of the 14 edges carries,
         and the cell depth: ``(N, 28 + 28 + 2)``.
 
@@ -322,6 +323,7 @@ class DartsSpace(SearchSpace):
         columns plus the log params/FLOPs that the XGB surrogate appends cross-validate better than on the bits with
         op counts (``python scripts/xgb_features.py`` compares them).
         """
+        self.feature_version(version)
         archs = np.asarray(archs, dtype=np.int64).reshape(-1, self.num_decisions)
         cost_features = self.cost_features(archs) if cost_features is None else cost_features
         return np.concatenate([cost_features, self._edges_used(archs), self.cell_depths(archs)],

@@ -19,6 +19,7 @@ STAGE_CHANNELS: tuple[int, ...] = (16, 24, 32, 64, 112, 184, 352)
 STAGE_STRIDES: tuple[int, ...] = (1, 1, 2, 2, 1, 2, 1)
 NUM_LAYERS = sum(STAGE_LAYERS)
 SKIP = BLOCKS.index("skip")
+_KERNEL_5 = [code for code, name in enumerate(BLOCKS) if name.startswith("k5")]
 
 
 LAYER_STAGE = np.repeat(np.arange(len(STAGE_LAYERS)), STAGE_LAYERS)  # stage (0..6) of each searchable layer
@@ -38,6 +39,7 @@ class FBNetSpace(SearchSpace):
     num_decisions = NUM_LAYERS
     num_actions = len(BLOCKS)
     blocks = BLOCKS
+    feature_versions = (1, 2)  # 2: 5x5 kernels per stage
 
     def action_mask(self, prefix: np.ndarray) -> np.ndarray:
         if not 0 <= len(prefix) < self.num_decisions:
@@ -141,13 +143,28 @@ class FBNetSpace(SearchSpace):
         out[np.arange(len(archs))[:, None], np.arange(NUM_LAYERS)[None, :], archs] = 1.0
         return out.reshape(len(archs), -1)
 
-    def features(self, archs: np.ndarray, cost_features: np.ndarray | None = None) -> np.ndarray:
-        """One-hot layers plus the count of each block and of skips per stage: ``(N, 198 + 9 + 7)``."""
+    def features(self, archs: np.ndarray, cost_features: np.ndarray | None = None, version: int | None = None
+                 ) -> np.ndarray:
+        """One-hot layers plus the count of each block and, per stage, of skips: ``(N, 198 + 9 + 7)``; from
+        version 2 also, per stage, of layers with a 5x5 kernel: ``(N, 198 + 9 + 7 + 7)``.
+
+        Trees find a stage's kernel sizes in the one-hot bits only by splitting on four blocks of each of its
+        layers; as one count per stage they cross-validate better on full-width trainings and predict the noise
+        subset's seed means better (``python scripts/xgb_features.py --space fbnet --protocol
+        fbnet-fmnist14-full-e4-v1 --only version`` compares the versions).
+        """
+        version = self.feature_version(version)
         one_hot = self.one_hot(archs)
         per_layer = one_hot.reshape(len(one_hot), NUM_LAYERS, len(BLOCKS))
-        counts = per_layer.sum(axis=1)
-        skips = np.stack([per_layer[:, LAYER_STAGE == s, SKIP].sum(axis=1) for s in range(len(STAGE_LAYERS))], axis=1)
-        return np.concatenate([one_hot, counts, skips], axis=1)
+        columns = [one_hot, per_layer.sum(axis=1), self._per_stage(per_layer[:, :, SKIP])]
+        if version >= 2:
+            columns.append(self._per_stage(per_layer[:, :, _KERNEL_5].sum(axis=2)))
+        return np.concatenate(columns, axis=1)
+
+    @staticmethod
+    def _per_stage(per_layer: np.ndarray) -> np.ndarray:
+        """Sums over each stage's layers of a ``(N, 22)`` per-layer quantity: ``(N, 7)``."""
+        return np.stack([per_layer[:, LAYER_STAGE == s].sum(axis=1) for s in range(len(STAGE_LAYERS))], axis=1)
 
     def graphs(self, archs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The layer chain as typed graphs for the GIN: 24 nodes (input, the 22 layers, output) whose types are
