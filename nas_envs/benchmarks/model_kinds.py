@@ -237,11 +237,17 @@ def load_bundled(kind: str, entry: dict, bundle: Path, space_name: str) -> Predi
                          f"read: {type(error).__name__}: {error}; {refit}") from error
 
 
+def feature_readers(models: dict) -> dict[str, int]:
+    """Of a manifest's ``models``, those whose inputs hold the space's features, each with the version of the
+    features it was fitted on (entries written before bundles recorded it read version 1)."""
+    return {kind: entry.get("feature_version", 1) for kind, entry in models.items()
+            if kind in MODEL_KINDS and MODEL_KINDS[kind].reads_features}
+
+
 def bundle_feature_version(models: dict, space: SearchSpace, bundle: Path) -> int | None:
     """The version of ``space``'s features that a bundle's models (its manifest's ``models``) were fitted on, one
-    for all of them; None when none reads features. Entries written before bundles recorded it read version 1."""
-    versions = {entry.get("feature_version", 1) for kind, entry in models.items()
-                if kind in MODEL_KINDS and MODEL_KINDS[kind].reads_features}
+    for all of them; None when none reads features."""
+    versions = set(feature_readers(models).values())
     if len(versions) > 1:
         raise ValueError(f"{bundle}: its models were fitted on different versions of the {space.name} features "
                          f"({sorted(versions)}); refit each of them with 'nas-envs fit {space.name} --model KIND'")

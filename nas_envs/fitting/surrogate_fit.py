@@ -35,6 +35,7 @@ from nas_envs.benchmarks.model_kinds import (
     Encodings,
     PooledKinds,
     bundle_feature_version,
+    feature_readers,
     load_bundled_kind,
     model_kind,
 )
@@ -349,15 +350,15 @@ def fit_surrogate(
     previous = json.loads((bundle / MANIFEST).read_text()) if (bundle / MANIFEST).exists() else {}
     models = previous.get("models", {}) if previous.get("protocol") == protocol_name else {}
     models = {k: m for k, m in models.items() if "targets" in m}  # entries of older formats are refitted, not kept
+    # A fit reads the newest features; a bundle's models read one version of them (bundle_feature_version).
     feature_version = {"feature_version": space.feature_version()} if MODEL_KINDS[kind].reads_features else {}
-    if feature_version:  # a bundle's models read one version of the features (bundle_feature_version)
-        other = sorted(k for k, m in models.items() if k != kind and k in MODEL_KINDS and MODEL_KINDS[k].reads_features
-                       and m.get("feature_version", 1) != feature_version["feature_version"])
-        if other:
-            logger.warning("%s: dropped the %s model(s), fitted on another version of the %s features; refit them "
-                           "with 'nas-envs fit %s --model KIND --out %s'", bundle, ", ".join(other), space_name,
-                           space_name, bundle)
-            models = {k: m for k, m in models.items() if k not in other}
+    other = sorted(k for k, version in feature_readers(models).items()
+                   if feature_version and k != kind and version != feature_version["feature_version"])
+    if other:
+        logger.warning("%s: dropped the %s model(s), fitted on another version of the %s features; refit them with "
+                       "'nas-envs fit %s --model KIND --out %s'", bundle, ", ".join(other), space_name, space_name,
+                       bundle)
+        models = {k: m for k, m in models.items() if k not in other}
     models[kind] = {
         "targets": list(MODEL_KINDS[kind].targets),
         "inputs": MODEL_KINDS[kind].input_name,
