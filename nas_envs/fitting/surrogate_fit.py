@@ -351,9 +351,9 @@ def fit_surrogate(
     models = previous.get("models", {}) if previous.get("protocol") == protocol_name else {}
     models = {k: m for k, m in models.items() if "targets" in m}  # entries of older formats are refitted, not kept
     # A fit reads the newest features; a bundle's models read one version of them (bundle_feature_version).
-    feature_version = {"feature_version": space.feature_version()} if MODEL_KINDS[kind].reads_features else {}
-    other = sorted(k for k, version in feature_readers(models).items()
-                   if feature_version and k != kind and version != feature_version["feature_version"])
+    version = space.feature_version() if MODEL_KINDS[kind].reads_features else None
+    other = sorted(k for k, read in feature_readers(models).items()
+                   if version is not None and k != kind and read != version)
     if other:
         logger.warning("%s: dropped the %s model(s), fitted on another version of the %s features; refit them with "
                        "'nas-envs fit %s --model KIND --out %s'", bundle, ", ".join(other), space_name, space_name,
@@ -362,7 +362,7 @@ def fit_surrogate(
     models[kind] = {
         "targets": list(MODEL_KINDS[kind].targets),
         "inputs": MODEL_KINDS[kind].input_name,
-        **feature_version,
+        **({"feature_version": version} if version is not None else {}),
         "files": [path.relative_to(scratch).as_posix() for path in report.files],
         "noise_scale": report.scale,
         "noise_range": report.noise_range,

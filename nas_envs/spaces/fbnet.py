@@ -23,6 +23,7 @@ _KERNEL_5 = [code for code, name in enumerate(BLOCKS) if name.startswith("k5")]
 
 
 LAYER_STAGE = np.repeat(np.arange(len(STAGE_LAYERS)), STAGE_LAYERS)  # stage (0..6) of each searchable layer
+_STAGE_MEMBERSHIP = np.eye(len(STAGE_LAYERS), dtype=np.float32)[LAYER_STAGE]  # (22, 7): layer i in stage s
 
 
 def layer_stage(layer: int) -> int:
@@ -164,7 +165,7 @@ class FBNetSpace(SearchSpace):
     @staticmethod
     def _per_stage(per_layer: np.ndarray) -> np.ndarray:
         """Sums over each stage's layers of a ``(N, 22)`` per-layer quantity: ``(N, 7)``."""
-        return np.stack([per_layer[:, LAYER_STAGE == s].sum(axis=1) for s in range(len(STAGE_LAYERS))], axis=1)
+        return per_layer @ _STAGE_MEMBERSHIP
 
     def graphs(self, archs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The layer chain as typed graphs for the GIN: 24 nodes (input, the 22 layers, output) whose types are
