@@ -88,8 +88,9 @@ BUILTIN_FAMILIES: tuple[Family, ...] = (
         name="fbnet", space="nas_envs.spaces.fbnet:FBNetSpace", benchmarks=("fbnet",),
         factory="nas_envs.benchmarks.surrogate_benchmark:make_surrogate_benchmark",
         env="nas_envs.envs.fbnet:SurrNASFBNetEnv", vector_env="nas_envs.envs.fbnet:SurrNASFBNetVectorEnv",
-        releases=(Release("SurrNAS-FBNet-v0", "fbnet-v0", "fbnet"),), reward="validation accuracy",
-        surrogates=_SURROGATES, default_surrogate="xgb", protocol="fbnet-fmnist14-half-e4-v1",
+        releases=(Release("SurrNAS-FBNet-v0", "fbnet-v0", "fbnet"), Release("SurrNAS-FBNet-v1", "fbnet-v1", "fbnet")),
+        reward="validation accuracy",
+        surrogates=_SURROGATES, default_surrogate="xgb", protocol="fbnet-fmnist14-full-e4-v1",
         network="nas_envs.groundtruth.fbnet_net:build", fit=_SURROGATE_FIT, models=("xgb", "gin", "runtime", "curve"),
     ),
     Family(

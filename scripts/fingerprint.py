@@ -46,7 +46,7 @@ def evaluations() -> list[np.ndarray]:
 def episodes() -> list[np.ndarray]:
     out = []
     for env_id, kwargs in (("SurrNAS-DARTS-v0", {}), ("SurrNAS-DARTS-v0", {"budget_seconds": 20_000}),
-                           ("SurrNAS-FBNet-v0", {}), ("SurrNAS-DARTS-MF-v0", {"budget_seconds": 50_000}),
+                           ("SurrNAS-FBNet-v1", {}), ("SurrNAS-DARTS-MF-v0", {"budget_seconds": 50_000}),
                            ("CitySeg-MOP3-v0", {})):
         env = gym.make(env_id, **kwargs)
         obs, info = env.reset(seed=1)

@@ -8,7 +8,6 @@ Usage: python scripts/reward_reference.py [--architectures 5000]
 from __future__ import annotations
 
 import argparse
-import warnings
 
 import gymnasium as gym
 import numpy as np
@@ -38,8 +37,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--architectures", type=int, default=5000)
     args = parser.parse_args()
-    warnings.filterwarnings("ignore", message=".*mostly noise.*")
-    for env_id, name in (("SurrNAS-DARTS-v0", "darts"), ("SurrNAS-FBNet-v0", "fbnet")):
+    for env_id, name in (("SurrNAS-DARTS-v0", "darts"), ("SurrNAS-FBNet-v1", "fbnet")):
         sampled = mean_percentile_of_space_samples(name, args.architectures)
         uniform = mean_percentile_of_uniform_actions(env_id, args.architectures)
         print(f"{env_id}: mean percentile reward, space.sample {sampled:.3f}, uniform legal actions {uniform:.3f}")

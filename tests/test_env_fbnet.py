@@ -9,7 +9,7 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 import nas_envs
 from nas_envs.spaces.fbnet import FBNetSpace
 
-ENV_ID = "SurrNAS-FBNet-v0"
+ENV_ID = "SurrNAS-FBNet-v1"
 SPACE = FBNetSpace()
 BENCHMARK = nas_envs.make_benchmark("fbnet", bundle=nas_envs.ENV_BUNDLES[ENV_ID])  # the id's own bundle
 
@@ -26,9 +26,19 @@ def test_checkers_pass_without_a_warning():
     env, other = gym.make(ENV_ID).unwrapped, gym.make(ENV_ID).unwrapped
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the checkers report most problems as warnings
-        warnings.filterwarnings("ignore", message=".*mostly noise")  # v0's own notice, at every make
         check_env(env)
         sb3_check_env(other)
+
+
+def test_v0_stays_loadable_and_says_its_rewards_are_mostly_noise():
+    with pytest.warns(UserWarning, match="mostly noise.*SurrNAS-FBNet-v1"):
+        env = gym.make("SurrNAS-FBNet-v0", noise=False)
+    env.reset(seed=0)
+    genes = SPACE.sample(seed=1)
+    reward, _ = play(env, genes)
+    v0 = nas_envs.make_benchmark("fbnet", bundle="fbnet-v0").evaluate(genes[None], noise=False)
+    assert reward == pytest.approx(v0["val_accuracy"][0]) != BENCHMARK.evaluate(genes[None], noise=False)[
+        "val_accuracy"][0]
 
 
 def test_episode_contract_and_benchmark_agreement():

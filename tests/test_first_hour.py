@@ -113,7 +113,7 @@ def test_a_bundle_of_another_space_or_kind_is_refused_when_opened():
     with pytest.raises(ValueError, match="is a darts bundle; a cityseg benchmark"):
         gym.make("CitySeg-MOP1-v0", bundle="darts-v0")
     with pytest.raises(ValueError, match="is a cityseg bundle"):
-        gym.make("SurrNAS-FBNet-v0", bundle="cityseg-v0")
+        gym.make("SurrNAS-FBNet-v1", bundle="cityseg-v0")
 
 
 @pytest.mark.parametrize("broken", ["costs.json", "xgb/val_accuracy/member_0.json", "runtime/ridge.npz"])
@@ -201,7 +201,7 @@ def test_the_pymoo_adapter_checks_its_noise_flag():
 
 def test_run_folder_readers_skip_and_name_what_cannot_count(tmp_path, caplog):
     folder = quick_run("SurrNAS-DARTS-v0", "rs", tmp_path / "runs", seeds=(0, 1, 2))
-    other = quick_run("SurrNAS-FBNet-v0", "rs", tmp_path / "other")
+    other = quick_run("SurrNAS-FBNet-v1", "rs", tmp_path / "other")
     shutil.copy(other / "seed_0.jsonl", folder / "seed_5.jsonl")  # another environment's run
     shutil.copy(folder / "seed_0.jsonl", folder / "seed_0 (copy).jsonl")
     (folder / "seed_1.jsonl").write_text("")

@@ -1,4 +1,5 @@
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -491,8 +492,8 @@ def test_a_bundle_reads_the_version_of_the_features_its_models_were_fitted_on(tm
 
 
 def test_refitting_one_model_drops_those_fitted_on_another_features_version(tmp_path, monkeypatch, caplog):
-    """A refit of fbnet-v0's protocol starts from a copy of fbnet-v0 (features version 1): the new XGB reads
-    version 2, so the copied GIN, which the benchmark could not evaluate beside it, is dropped with a warning."""
+    """A refit into a copy of fbnet-v0 (features version 1): the new XGB reads version 2, so the copied GIN, which
+    the benchmark could not evaluate beside it, is dropped with a warning."""
     import nas_envs
     from nas_envs.fitting.surrogate_fit import fit_surrogate
 
@@ -502,6 +503,7 @@ def test_refitting_one_model_drops_those_fitted_on_another_features_version(tmp_
     (tmp_path / "data" / name).write_text("".join(lines[:40]))
     monkeypatch.setenv("NAS_ENVS_ASSETS", str(tmp_path))
     refit = tmp_path / "models" / "fbnet-refit"
+    shutil.copytree(nas_envs.assets.packaged_bundle("fbnet-v0"), refit)
     with caplog.at_level("WARNING", logger="nas_envs"):
         entry = fit_surrogate("fbnet", "xgb", name.removesuffix(".jsonl"), out_dir=refit)
     assert entry["feature_version"] == 2

@@ -154,13 +154,18 @@ class GINKind:
             raise ValueError(f"the {space.name} space has no graph encoding; use the xgb surrogate")
         return GraphBatch(*space.graphs(encodings.genes), features=encodings.features_and_log_costs)
 
-    def fit_and_save(self, inputs, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
-        from nas_envs.surrogates.gin import GINConfig, GINEnsemble
+    def config(self, inputs):
+        """The release recipe's ``GINConfig`` for a fit on ``inputs``."""
+        from nas_envs.surrogates.gin import GINConfig
 
         width = inputs.features.shape[1]
         num_features = width if len(inputs) >= self.records_per_feature * width else 0
-        config = GINConfig.for_graphs(inputs, len(self.targets), num_features=num_features)
-        return GINEnsemble.fit(inputs, y, config, seed=seed).save(folder)
+        return GINConfig.for_graphs(inputs, len(self.targets), num_features=num_features)
+
+    def fit_and_save(self, inputs, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
+        from nas_envs.surrogates.gin import GINEnsemble
+
+        return GINEnsemble.fit(inputs, y, self.config(inputs), seed=seed).save(folder)
 
     def load(self, paths: list[Path]) -> Predictor:
         require("torch_geometric", "gin", "the GIN surrogate")

@@ -27,8 +27,8 @@ class SurrNASFBNetEnv(SequentialNASEnv):
     ``1, 1, 2, 2, 1, 2, 1``), a 1x1 head and a classifier. Each layer is one of nine blocks: inverted residuals
     ``k{3,5}_e{1,3,6}`` (kernel size, expansion), group-2 variants ``k{3,5}_e1_g2`` with channel shuffle, or
     ``skip``. When the 22 choices are made, the bundled surrogate, fitted on this project's own Fashion-MNIST
-    trainings of these networks at half width (see ``docs/data-card.md``), predicts validation and test
-    accuracy and training time; parameters and FLOPs are exact.
+    trainings of these networks (see ``docs/data-card.md``), predicts validation and test accuracy and training
+    time; parameters and FLOPs are exact.
 
     ## Action Space
 
@@ -60,19 +60,22 @@ class SurrNASFBNetEnv(SequentialNASEnv):
     ## Arguments
 
     ```python
-    env = gym.make("SurrNAS-FBNet-v0", budget_seconds=None, noise=True, surrogate="xgb", render_mode=None)
+    env = gym.make("SurrNAS-FBNet-v1", budget_seconds=None, noise=True, surrogate="xgb", render_mode=None)
     ```
 
     ``surrogate``: ``"xgb"`` (default), ``"gin"`` or ``"xgb+gin"`` (the average of both).
     ``render_mode``: ``"ansi"`` (architecture and objectives) or ``"rgb_array"`` (the layer chain, blocks
     coloured by kernel and expansion, width by stage). Native vector env:
-    ``gym.make_vec("SurrNAS-FBNet-v0", num_envs=8, vectorization_mode="vector_entry_point")``.
+    ``gym.make_vec("SurrNAS-FBNet-v1", num_envs=8, vectorization_mode="vector_entry_point")``.
 
     ## Version History
 
     * v0: bundle ``fbnet-v0``, fitted on protocol ``fbnet-fmnist14-half-e4-v1``, whose seed noise is as large as
       the spread across architectures (``docs/data-card.md``): its rewards are mostly training noise, and making
       it warns so.
+    * v1: bundle ``fbnet-v1``, fitted on protocol ``fbnet-fmnist14-full-e4-v1`` (full width, where architectures
+      differ by more than one training's seed noise); its quality against the noise subset's seed means is in
+      ``docs/model-cards/fbnet-v1.md``.
     """
 
     benchmark_name = "fbnet"
@@ -86,11 +89,12 @@ class SurrNASFBNetEnv(SequentialNASEnv):
 
 
 def warn_if_mostly_noise(benchmark) -> None:
-    """Warn that the bundled FBNet surrogate's rewards are mostly training noise (its ground truth does not
+    """Warn when the bundle is ``fbnet-v0``, whose rewards are mostly training noise (its ground truth does not
     separate architectures: noise-subset R2 below 0, docs/model-cards/fbnet-v0.md)."""
     if str(benchmark.bundle_dir).endswith("fbnet-v0"):
         warnings.warn("SurrNAS-FBNet-v0 is fitted on trainings whose seed noise is as large as the differences "
-                      "between architectures: its rewards are mostly noise (docs/model-cards/fbnet-v0.md)",
+                      "between architectures: its rewards are mostly noise (docs/model-cards/fbnet-v0.md); "
+                      "SurrNAS-FBNet-v1 is fitted on full-width trainings that separate them",
                       UserWarning, stacklevel=3)
 
 
