@@ -512,3 +512,16 @@ def test_refitting_one_model_drops_those_fitted_on_another_features_version(tmp_
     assert sorted(bench.manifest["models"]) == ["runtime", "xgb"] and bench.feature_version == 2
     assert "feature_version" not in bench.manifest["models"]["runtime"]  # it reads the cost features only
     bench.evaluate(bench.space.sample(3, seed=0), noise=False)
+
+
+def test_a_model_card_reads_only_incumbents_searched_on_its_own_bundle():
+    """The RE trajectory of SurrNAS-FBNet-v1 belongs to fbnet-v1's card, not to fbnet-v0's, whose protocol and
+    surrogate means are other ones; a run that named a bundle folder counts for that folder's bundle."""
+    from nas_envs.fitting.model_card import _incumbent_rows, _searched_bundle
+
+    assert _searched_bundle({"env_id": "SurrNAS-FBNet-v0"}) == "fbnet-v0"
+    assert _searched_bundle({"env_id": "SurrNAS-FBNet-v0", "env_kwargs": {"bundle": "/x/fbnet-v1"}}) == "fbnet-v1"
+    assert _searched_bundle({"env_id": "SurrNAS-DARTS-v0", "env_kwargs": {"surrogate": "xgb+gin"}}) == "darts-v0"
+    own = _incumbent_rows("fbnet", "fbnet-fmnist14-full-e4-v1", {"fbnet-v1"})
+    assert any("fbnet_v1_re.jsonl" in row for row in own)
+    assert _incumbent_rows("fbnet", "fbnet-fmnist14-half-e4-v1", {"fbnet-v0"}) == []

@@ -20,6 +20,7 @@ from nas_envs.assets import (
     require_data,
     resolve_bundle,
 )
+from nas_envs.catalogue import ENV_BUNDLES
 from nas_envs.fitting.surrogate_fit import HELD_OUT_FRACTION
 
 logger = logging.getLogger(__name__)
@@ -82,9 +83,14 @@ def _scatter(space: str, protocol: str, bundle: Path, kind: str, output: Path) -
     plt.close(figure)
 
 
-def _incumbent_rows(space: str, protocol: str) -> list[str]:
-    """The final incumbents of the committed searches, trained for real under ``protocol``, against what the
-    searches saw."""
+def _searched_bundle(row: dict) -> str:
+    """The bundle whose surrogate a listed incumbent was found on (its environment's, unless the run named one)."""
+    return Path(str((row.get("env_kwargs") or {}).get("bundle") or ENV_BUNDLES[row["env_id"]])).name
+
+
+def _incumbent_rows(space: str, protocol: str, bundles: set[str]) -> list[str]:
+    """The final incumbents of the committed searches on ``bundles`` (a bundle and the release it extends),
+    trained for real under ``protocol``, against what the searches saw."""
     from nas_envs.groundtruth.analysis import incumbent_check
     from nas_envs.groundtruth.records import read_protocol_records
 
@@ -92,7 +98,10 @@ def _incumbent_rows(space: str, protocol: str) -> list[str]:
     records = read_protocol_records(require_data(data_path(protocol)), protocol)
     rows = []
     for path in sorted(folder.glob(f"{space}_*.jsonl")) if folder.is_dir() else []:
-        check = incumbent_check(records, [json.loads(line) for line in path.read_text().splitlines()])
+        listed = [json.loads(line) for line in path.read_text().splitlines()]
+        if not {_searched_bundle(row) for row in listed} <= bundles:
+            continue  # searched on another bundle: its surrogate means are not this one's
+        check = incumbent_check(records, listed)
         if check.get("incumbents"):
             rows.append(f"| `{path.name}` | {check['incumbents']} | {_pct(check['observed'])} | "
                         f"{_pct(check['surrogate_mean'])} | {_pct(check['measured'])} "
@@ -180,7 +189,7 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
                          f"{noise['surrogate_r2']:.2f} | {noise['surrogate_sparse_kendall_tau']:.2f} |")
     if "curve" in models:
         lines += ["", *_curve_rows(models["curve"], manifest["data"].get("learning_curves") or {})]
-    incumbents = _incumbent_rows(space, manifest["protocol"])
+    incumbents = _incumbent_rows(space, manifest["protocol"], {title, manifest.get("base", title)})
     if incumbents:
         lines += ["", "## Incumbents of searches, trained for real", "",
                   "The final incumbents of committed agent runs, each trained once: what the searches observed "
