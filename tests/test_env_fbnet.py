@@ -83,3 +83,21 @@ def test_vector_env_batches_completions():
     assert terminated.all()
     expected = BENCHMARK.evaluate(archs, noise=False)["val_accuracy"]
     np.testing.assert_allclose(rewards, expected)
+
+
+def test_each_release_reports_the_exact_params_and_flops_of_its_protocol_network():
+    """v1 is fitted on the full-width network and v0 on the half-width one: each reports its own network's costs."""
+    import torch
+
+    from nas_envs.groundtruth.cost_tables import measure_costs
+    from nas_envs.groundtruth.protocols import PROTOCOLS
+
+    torch.set_num_threads(1)
+    archs = SPACE.sample(4, seed=5)
+    for bundle in ("fbnet-v0", "fbnet-v1"):
+        bench = nas_envs.make_benchmark("fbnet", bundle=bundle)
+        out = bench.evaluate(archs, noise=False)
+        measured = measure_costs(SPACE, PROTOCOLS[bench.manifest["protocol"]], archs)
+        np.testing.assert_array_equal(out["params"], measured[:, 0])
+        np.testing.assert_array_equal(out["flops"], measured[:, 1])
+    assert bench.manifest["protocol"] == "fbnet-fmnist14-full-e4-v1"
