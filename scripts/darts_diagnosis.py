@@ -449,6 +449,9 @@ def main() -> None:
         "",
         *random_learning_curve(split),
         "",
+        "Whether a GIN ensemble learns faster than XGB from the same random draws: `python "
+        "scripts/gin_learning_curve.py` (GIN members cost minutes each, so it is not part of this page).",
+        "",
         "## Isomorphic cells",
         "",
         "Renumbering a cell's intermediate nodes, in any order in which each still reads only earlier ones, builds the "
