@@ -6,13 +6,15 @@
 #             DARTS: param-free, pool-heavy)
 #   RANDOM_ARCHS  uniformly random training architectures, one seed each
 #   TRAJ      with TRAJECTORY=FILE (a committed trajectory of 'nas-envs run'): architectures an optimiser visited
+# Before the first round, FIRST="FILE:SEEDS ..." trains every architecture of each committed list ('nas-envs
+# incumbents', e.g. an incumbent trajectory for the validity test) with SEEDS seeds.
 # WORKERS collector processes run the same rounds and split the jobs between them (lock and claims), one training
 # each at a time; the code runs from a snapshot of the committed nas_envs/, so editing the working tree cannot break
 # a long collection. Resumable: rerun it and it skips every job already in the file.
 # FBNet's collection:
 #   PROTOCOL=fbnet-fmnist14-full-e4-v1 NOISE=5 RANDOM_ARCHS=72 REGIONS="param-free:6 one-block:6" \
 #     nohup nice -n 10 scripts/collect_rounds.sh fbnet 10 2 &
-# Usage: [PROTOCOL=P NOISE=8 RANDOM_ARCHS=30 REGIONS="param-free:2" TRAJECTORY=FILE TRAJ=4 FIRST_ROUND=0] \
+# Usage: [PROTOCOL=P NOISE=8 RANDOM_ARCHS=30 REGIONS="param-free:2" TRAJECTORY=FILE TRAJ=4 FIRST_ROUND=0 FIRST=""] \
 #          scripts/collect_rounds.sh SPACE [ROUNDS] [WORKERS]
 set -euo pipefail
 space=${1:?space: darts, fbnet or cityseg}
@@ -31,6 +33,10 @@ collect() { (cd "$snapshot" && PYTHONPATH="$snapshot" python -m nas_envs.cli col
 # Block r of a stream of k architectures per round: indices k*r .. k*(r+1)-1.
 block() { echo --start $(($1 * $2)) --n $(($1 * ($2 + 1))); }
 rounds_loop() {
+  for entry in ${FIRST:-}; do
+    local list=$repo/${entry%%:*}
+    collect --trajectory "$list" --seeds "${entry##*:}" --n "$(wc -l < "$list")"
+  done
   for ((r = first; r < first + rounds; r++)); do
     collect --subset noise --seeds 3 $(block "$noise" "$r")
     for entry in $regions; do collect --source "${entry%%:*}" --seeds 1 $(block "${entry##*:}" "$r"); done
