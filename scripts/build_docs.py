@@ -11,8 +11,8 @@ Template pages: ``docs/templates/<page>.md`` is prose with placeholders, rendere
   ``{{output NAME section="HEADING"}}`` shows only the block from the line ``HEADING`` to the next line that is not
   indented (a page names a recording's command once, where it first shows it); ``from_last="LINE"`` shows the
   output from the last line ``LINE`` on (a loop's final summary).
-- ``{{moea_table FILE EVALUATIONS}}``: the hypervolume table of the committed MOEA runs in ``FILE`` (what
-  ``nas-envs moea`` prints for them).
+- ``{{moea_table FILE EVALUATIONS}}``: the hypervolume table of the committed MOEA runs in ``FILE`` and their
+  ranking against the paper's (what ``nas-envs moea`` prints for them).
 - ``{{quality_table}}``: every released bundle's surrogate quality, from its manifest.
 - ``{{reference_jobs PILOT DATA}}``: jobs measured in a pilot (``PILOT``, JSON) against their records in ``DATA``.
 
@@ -78,10 +78,11 @@ def recorded_output(name: str, section: str | None = None, from_last: str | None
 
 
 def moea_table(path: str, evaluations: str) -> str:
-    from nas_envs.agents.moea import baseline_table
+    from nas_envs.agents.moea import baseline_table, paper_ordering_table
 
     runs = [json.loads(line) for line in (ROOT / path).read_text().splitlines()]
-    return baseline_table([r for r in runs if r["evaluations_asked"] == int(evaluations)])
+    selected = [r for r in runs if r["evaluations_asked"] == int(evaluations)]
+    return baseline_table(selected) + "\n\n" + paper_ordering_table(selected)
 
 
 def reference_jobs(pilot: str, data: str) -> str:

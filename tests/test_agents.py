@@ -327,13 +327,42 @@ def test_tables_say_n_a_for_one_seed_and_plots_read_an_agents_own_folder(tmp_pat
     assert "re " in capsys.readouterr().out
 
 
-def test_moea_table_ranks_only_the_algorithms_that_ran():
-    from nas_envs.agents.moea import baseline_table
+def _moea_runs(problem: int, centres: dict[str, float], spread: float, runs: int = 31) -> list[dict]:
+    rng = np.random.default_rng(problem)
+    return [{"problem": problem, "algorithm": a, "seed": s, "hv": c + spread * rng.standard_normal()}
+            for a, c in centres.items() for s in range(runs)]
 
-    table = baseline_table([{"problem": 1, "algorithm": "nsga2", "seed": 0, "hv": 0.8},
-                            {"problem": 1, "algorithm": "rvea", "seed": 0, "hv": 0.9}])
-    row = next(line for line in table.splitlines() if line.startswith("| MOP1 "))
-    assert row.endswith("| rvea > nsga2 | nsga2 > rvea |")  # the paper's order of the same two
+
+def test_rank_sum_marks_follow_table_7():
+    from nas_envs.agents.moea import rank_sum_marks
+
+    apart = {"nsga3": np.linspace(0.50, 0.51, 31), "nsga2": np.linspace(0.40, 0.41, 31)}
+    assert rank_sum_marks(apart) == {"nsga3": "+", "nsga2": "-"}
+    tied = {"nsga3": np.linspace(0.50, 0.51, 31), "nsga2": np.linspace(0.50, 0.51, 31) - 1e-4,
+            "rvea": np.linspace(0.30, 0.31, 31)}
+    assert rank_sum_marks(tied) == {"nsga3": "≈", "nsga2": "≈", "rvea": "-"}
+
+
+def test_moea_table_marks_the_best_group_among_the_algorithms_that_ran():
+    from nas_envs.agents.moea import baseline_table, paper_ordering_table
+
+    runs = _moea_runs(1, {"nsga2": 0.80, "rvea": 0.90}, 0.001)
+    row = next(line for line in baseline_table(runs).splitlines() if line.startswith("| MOP1 "))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[1].endswith(" -") and cells[4].startswith("**0.8999 (") and cells[4].endswith("** +")
+    assert cells[2] == "-" and cells[-3:] == ["31", "rvea", "nsga2"]  # the paper's best among those that ran
+    assert paper_ordering_table(runs).startswith("No problem")  # rankings need all six
+
+
+def test_moea_ordering_table_says_where_the_papers_findings_hold():
+    from nas_envs.agents.moea import MOEAS, PAPER_TABLE7, paper_ordering_table
+
+    as_in_paper = _moea_runs(12, dict(zip(MOEAS, PAPER_TABLE7[12])), 1e-4)
+    reversed_ = _moea_runs(1, dict(zip(MOEAS, [1 - hv for hv in PAPER_TABLE7[1]])), 1e-4)
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.strip("|").split("|")]
+            for line in paper_ordering_table(as_in_paper + reversed_).splitlines()[2:]}
+    assert rows["MOP12"][3:] == ["+1.00", "yes (yes)", "no (no)"]  # IBEA below RVEA there, in the paper too
+    assert rows["MOP1"][3:] == ["-1.00", "no (yes)", "no (yes)"]
 
 
 def test_list_sorts_naturally_and_describes_each_id(capsys):

@@ -127,7 +127,14 @@ def _incumbents(args: argparse.Namespace) -> int:
 
 
 def _moea(args: argparse.Namespace) -> int:
-    from nas_envs.agents.moea import MOEAS, baseline_table, plot_front, plot_hypervolumes, run_moea
+    from nas_envs.agents.moea import (
+        MOEAS,
+        baseline_table,
+        paper_ordering_table,
+        plot_front,
+        plot_hypervolumes,
+        run_moea,
+    )
     from nas_envs.files import AppendOnlyWriter, repair_tail
 
     problems = _number_range(args.problems)
@@ -150,6 +157,8 @@ def _moea(args: argparse.Namespace) -> int:
     writer.close()
     selected = [r for r in done if r["problem"] in problems and r["evaluations_asked"] == args.evaluations]
     print(baseline_table(selected))
+    print()
+    print(paper_ordering_table(selected))
     if args.plot:
         plot_hypervolumes(selected, Path(args.plot))
         print(f"wrote {args.plot}")
