@@ -57,8 +57,9 @@ def reference_directions(objectives: int) -> np.ndarray:
     return directions
 
 
-def make_moea(name: str, objectives: int):
-    """An integer-coded pymoo algorithm with the paper's population size."""
+def make_moea(name: str, objectives: int, population: int | None = None):
+    """An integer-coded pymoo algorithm for ``objectives`` objectives, with the paper's population size and
+    reference directions for that many (``population`` overrides the size; MOEA/D's is its directions')."""
     from pymoo.algorithms.moo.moead import MOEAD
     from pymoo.algorithms.moo.nsga2 import NSGA2
     from pymoo.algorithms.moo.nsga3 import NSGA3
@@ -75,7 +76,7 @@ def make_moea(name: str, objectives: int):
         "crossover": SBX(prob=0.9, eta=15, vtype=float, repair=RoundingRepair()),
         "mutation": PM(eta=20, vtype=float, repair=RoundingRepair()),
     }
-    population = POPULATION[objectives][0]
+    population = population or POPULATION[objectives][0]
     directions = reference_directions(objectives)
     if name == "nsga2":
         return NSGA2(pop_size=population, eliminate_duplicates=True, **operators)
