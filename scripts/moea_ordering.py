@@ -50,8 +50,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=31)
     parser.add_argument("--problems", type=int, nargs="+", default=[12, 13, 14, 15])
     args = parser.parse_args()
-    random = make_benchmark("cityseg-mop12").evaluate(make_benchmark("cityseg-mop12").space.sample(2000, seed=0),
-                                                      noise=False)
+    benchmark = make_benchmark("cityseg-mop12")
+    random = benchmark.evaluate(benchmark.space.sample(2000, seed=0), noise=False)
     print(f"correlation of h1_energy and {REDUNDANT} over 2,000 random architectures: "
           f"{np.corrcoef(random['h1_energy'], random[REDUNDANT])[0, 1]:.4f}\n")
     print(f"{args.runs} runs of {EVALUATIONS:,} evaluations each\n")
