@@ -11,6 +11,7 @@ from nas_envs.groundtruth.analysis import (
     device_offsets,
     loss_noise_summary,
     measurement_share,
+    mutation_pair_summary,
     noise_subset_agreement,
     noise_summary,
     summary,
@@ -188,6 +189,45 @@ def test_measurement_share_recovers_the_per_image_noise_of_two_fixed_image_sets(
     assert out["val_measurement_std"] == pytest.approx(0.003, rel=0.15)
     assert out["measurement_share_of_val_seed_variance"] == pytest.approx(0.09 / (0.16 + 0.09), rel=0.2)
     assert measurement_share(records[:3], n_val) == {"architectures": 1}
+
+
+def mutation_pairs(rho, pairs=400, seeds=3, seed=0):
+    """Collected records of a landscape whose architecture effects (std 1 %) correlate by ``rho`` one edit apart,
+    each training adding seed noise of std 0.5 %."""
+    rng = np.random.default_rng(seed)
+    records = []
+    for k in range(pairs):
+        first = rng.normal(0, 0.01)
+        second = rho * first + np.sqrt(1 - rho**2) * rng.normal(0, 0.01)
+        for member, effect in enumerate((first, second)):
+            records += [{"arch": f"p{k}m{member}", "source": "mutation-pair", "subset": "train",
+                         "index": 2 * k + member, "val_accuracy": 0.85 + effect + rng.normal(0, 0.005)}
+                        for _ in range(seeds)]
+    return records
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.5, 0.9])
+def test_mutation_pair_summary_recovers_the_correlation_one_edit_apart(rho):
+    out = mutation_pair_summary(mutation_pairs(rho))
+    assert out["pairs"] == 400 and out["trainings"] == 2400
+    assert out["seed_std"] == pytest.approx(0.005, rel=0.05)
+    assert out["architecture_std"] == pytest.approx(0.01, rel=0.1)
+    assert out["edit_std"] == pytest.approx(0.01 * np.sqrt(2 * (1 - rho)), abs=0.0015)
+    low, high = out["correlation_one_edit_90"]
+    assert low < out["correlation_one_edit"] < high and high - low < 0.3
+    assert out["correlation_one_edit"] == pytest.approx(rho, abs=0.1)
+
+
+def test_mutation_pair_summary_counts_only_pairs_with_repeated_seeds_on_both_sides():
+    records = mutation_pairs(0.5, pairs=5)
+    records = [r for r in records if r["index"] != 3] + [r for r in records if r["index"] == 3][:1]  # pair 1: 1 seed
+    records += [{**r, "source": "random"} for r in mutation_pairs(0.5, pairs=5, seed=1)]  # other sources left out
+    out = mutation_pair_summary(records)
+    assert out["pairs"] == 4 and out["trainings"] == 24
+    assert mutation_pair_summary(records[:18]) == {"pairs": 2}  # pairs 0 and 2
+    timed = [{**r, "train_seconds": 60.0} for r in records]
+    assert summary(timed)["mutation_pairs"] == out and "mutation_pairs" not in summary(
+        [r for r in timed if r["source"] == "random"])
 
 
 def test_curve_summary_reads_rankings_and_seed_deviations_across_epochs():
