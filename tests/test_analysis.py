@@ -189,6 +189,11 @@ def test_measurement_share_recovers_the_per_image_noise_of_two_fixed_image_sets(
     assert out["val_measurement_std"] == pytest.approx(0.003, rel=0.15)
     assert out["measurement_share_of_val_seed_variance"] == pytest.approx(0.09 / (0.16 + 0.09), rel=0.2)
     assert measurement_share(records[:3], n_val) == {"architectures": 1}
+    # the same trainings as mutation pairs (training subset, several seeds each) read the same; single seeds do not
+    pairs = [{**r, "subset": "train", "source": "mutation-pair"} for r in records]
+    assert measurement_share(pairs, n_val) == out
+    assert measurement_share([{**r, "subset": "train", "source": "random"} for r in records], n_val) == {
+        "architectures": 0}
 
 
 def mutation_pairs(rho, pairs=400, seeds=3, seed=0):

@@ -224,8 +224,15 @@ def measurement_share(records: list[dict], n_val: int) -> dict:
     A training's score on a fixed set of ``n`` images is its expected accuracy plus a measurement error of variance
     ``c / n`` (which images this network happens to get right), so the seed variances on the validation set and on
     the reserve differ by ``c (1 / n_val - 1 / n_reserve)``; that gives ``c``, the measurement std of one validation
-    score, ``sqrt(c / n_val)``, and its share of the validation seed variance."""
-    groups = [group for group in noise_groups(records).values() if all("reserve_accuracy" in r for r in group)]
+    score, ``sqrt(c / n_val)``, and its share of the validation seed variance. The mutation pairs' architectures,
+    trained with several seeds too, count as well: measurement noise is a property of the image sets, not of how an
+    architecture was drawn."""
+    repeated = collections.defaultdict(list)
+    for r in records:
+        if r.get("source") == "mutation-pair":
+            repeated[r["arch"]].append(r)
+    repeated.update(noise_groups(records))
+    groups = [group for group in repeated.values() if len(group) >= 2 and all("reserve_accuracy" in r for r in group)]
     if len(groups) < 2:
         return {"architectures": len(groups)}
     n_reserve = int(np.median([r["reserve_images"] for group in groups for r in group]))
