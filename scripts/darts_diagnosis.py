@@ -20,18 +20,18 @@ import collections
 from pathlib import Path
 
 import numpy as np
-import xgboost as xgb
+from data_value import TARGET_R2, fit_predict, fitting_split, noise_r2, random_learning_curve, record_value_by_source
 from scipy import stats
 
 from nas_envs import make_benchmark
 from nas_envs.assets import data_path
 from nas_envs.benchmarks.model_kinds import Encodings
+from nas_envs.fitting.surrogate_fit import fitting_inputs
 from nas_envs.groundtruth.analysis import device, noise_groups
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
 from nas_envs.groundtruth.records import read_protocol_records
 from nas_envs.spaces.darts import CELLS, NUM_NODES, OPS, PARAMETER_FREE_OPS
 from nas_envs.surrogates.metrics import all_metrics, kendall_tau
-from nas_envs.surrogates.xgb import cross_validated_rounds, train_members
 
 SURROGATES = ("xgb", "gin", "xgb+gin")
 POOLS = frozenset({"max_pool_3x3", "avg_pool_3x3"})
@@ -74,19 +74,6 @@ def table(rows: list[tuple[str, dict[str, tuple[float, float, float]]]]) -> list
             parts += ["n/a", "n/a"] if np.isnan(rho) else [f"{rho:+.2f} ({p:.2g})", f"{share:+.3f}"]
         lines.append(f"| {name} | " + " | ".join(parts) + " |")
     return lines
-
-
-def fit_predict(x: np.ndarray, y: np.ndarray, x_test: np.ndarray, seed: int) -> np.ndarray:
-    """The noise-free prediction of an XGB ensemble of the released recipe (10 bootstrap members, cross-validated
-    rounds) fitted on ``(x, y)``."""
-    boosters = train_members(x, y, members=10, seed=seed, rounds=cross_validated_rounds(x, y, seed=seed))
-    test = xgb.DMatrix(x_test)
-    return np.mean([b.predict(test) for b in boosters], axis=0)
-
-
-def noise_r2(means: np.ndarray, predicted: np.ndarray) -> float:
-    """R2 of ``predicted`` on the noise subset's seed ``means``."""
-    return float(1 - np.mean((means - predicted) ** 2) / np.var(means))
 
 
 def random_cpu_trainings(records: list[dict], space) -> tuple[np.ndarray, np.ndarray]:
@@ -212,94 +199,6 @@ def seed_mean_fitting(records: list[dict], bench, groups: dict[str, list[dict]],
     return lines
 
 
-def fitting_split(bench) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """What a release fit reads: the inputs, validation accuracies (GPU records on the CPU's scale) and sources of
-    the fitting side of the fixed split, and the noise subset's inputs and 3-seed means that judge it."""
-    from nas_envs.fitting.surrogate_fit import held_out_split, load_dataset
-
-    protocol = DEFAULT_PROTOCOL["darts"]
-    data = load_dataset(data_path(protocol), protocol)
-    fit, _ = held_out_split(data.sources, data.keys)
-    x = Encodings(bench.space, data.genes[fit], bench.cost_table).features_and_log_costs
-    x_noise = Encodings(bench.space, data.noise_genes, bench.cost_table).features_and_log_costs
-    means = np.array([values.mean() for values in data.noise_targets["val_accuracy"]])
-    return x, data.targets["val_accuracy"][fit], data.sources[fit], x_noise, means
-
-
-def record_value_by_source(split: tuple, repeats: int = 6) -> list[str]:
-    """What the records of each targeted source are worth to XGB: the noise-subset R2 a fit loses without them,
-    against leaving out as many random records instead (paired: the same member seeds, other random draws per
-    repeat)."""
-    x, y, sources, x_noise, means = split
-    full = [noise_r2(means, fit_predict(x, y, x_noise, seed)) for seed in range(repeats)]
-    random_rows = np.flatnonzero(sources == "random")
-    lines = ["| source | records | R2 lost without them | without as many random records | difference |",
-             "| --- | --- | --- | --- | --- |"]
-    for source in sorted(set(sources) - {"random"}):
-        count = int(np.sum(sources == source))
-        lost = np.empty((2, repeats))
-        for seed in range(repeats):
-            without_random = np.ones(len(y), dtype=bool)
-            without_random[np.random.default_rng([20261202, seed]).choice(random_rows, count, replace=False)] = False
-            for row, keep in enumerate((sources != source, without_random)):
-                lost[row, seed] = full[seed] - noise_r2(means, fit_predict(x[keep], y[keep], x_noise, seed))
-        cells = [f"{v.mean():+.3f} +- {v.std(ddof=1) / np.sqrt(repeats):.3f}" for v in (*lost, lost[0] - lost[1])]
-        lines.append(f"| {source} | {count} | " + " | ".join(cells) + " |")
-    return lines
-
-
-TARGET_R2 = 0.75  # the darts-v1 target on the noise subset's seed means
-
-
-def saturating_power_law(n: np.ndarray, asymptote: float, scale: float, exponent: float) -> np.ndarray:
-    return asymptote - scale * n ** -exponent
-
-
-def random_learning_curve(split: tuple, shares: tuple[float, ...] = (1 / 6, 1 / 3, 1 / 2, 2 / 3, 5 / 6, 1.0),
-                          repeats: int = 6, resamples: int = 200) -> list[str]:
-    """XGB fitted on growing random draws of the random training records alone (the collection's bulk), judged on
-    the noise subset, and two readings of where the curve goes: the gain of its last doubling carried on (optimistic,
-    since such curves bend down), and a saturating power law (its asymptote's interval from refitting the law to
-    bootstrap resamples of the repeats; fragile, as extrapolations are)."""
-    from scipy.optimize import curve_fit
-
-    x, y, sources, x_noise, means = split
-    random_rows = np.flatnonzero(sources == "random")
-    sizes = np.array([int(round(share * len(random_rows))) for share in shares])
-    r2 = np.empty((len(sizes), repeats))
-    for i, size in enumerate(sizes):
-        for seed in range(repeats):
-            rows = np.random.default_rng([20261203, seed]).choice(random_rows, size, replace=False)
-            r2[i, seed] = noise_r2(means, fit_predict(x[rows], y[rows], x_noise, seed))
-    curve = r2.mean(axis=1)
-
-    def fitted(values: np.ndarray) -> np.ndarray:
-        return curve_fit(saturating_power_law, sizes.astype(float), values, p0=(0.7, 5.0, 0.5), maxfev=20000)[0]
-
-    law = fitted(curve)
-    rng = np.random.default_rng(20261204)
-    asymptotes = []
-    for _ in range(resamples):
-        try:
-            asymptotes.append(fitted(r2[:, rng.integers(0, repeats, repeats)].mean(axis=1))[0])
-        except RuntimeError:  # a resample the law cannot fit is no reading, not a value
-            continue
-    low, high = np.percentile(asymptotes, [16, 84])
-    lines = ["| random records | R2 on the 3-seed means | power law |", "| --- | --- | --- |"]
-    for size, values, model in zip(sizes, r2, saturating_power_law(sizes, *law)):
-        lines.append(f"| {size} | {values.mean():.3f} +- {values.std(ddof=1) / np.sqrt(repeats):.3f} | "
-                     f"{model:.3f} |")
-    half = int(np.argmin(np.abs(sizes - sizes[-1] / 2)))
-    per_doubling = (curve[-1] - curve[half]) / np.log2(sizes[-1] / sizes[half])
-    doublings = (TARGET_R2 - curve[-1]) / per_doubling if per_doubling > 0 else float("inf")
-    lines += ["", f"The last doubling ({sizes[half]} to {sizes[-1]} records) gained {per_doubling:+.3f} R2. Carried "
-              f"on at that rate, R2 {TARGET_R2} would take {doublings:.1f} more doublings, about "
-              f"{sizes[-1] * 2 ** doublings:,.0f} random records. The power law fitted to the curve, R2 = "
-              f"{law[0]:.2f} - {law[1]:.3g} n^-{law[2]:.2f}, levels off at {law[0]:.2f} (16-84 % over "
-              f"{len(asymptotes)} bootstrap resamples of the repeats: {low:.2f}-{high:.2f})."]
-    return lines
-
-
 def held_out_by_device(records: list[dict], benches: dict) -> list[str]:
     """The released surrogates on the held-out training records (the fixed split no fit reads), per device."""
     from nas_envs.fitting.surrogate_fit import held_out_split
@@ -336,7 +235,7 @@ def main() -> None:
     genes = benches["xgb"].space.as_batch(archs)
     predicted = {s: b.evaluate(genes, noise=False)["val_accuracy"] for s, b in benches.items()}
     residuals = {s: means - predicted[s] for s in SURROGATES}
-    split = fitting_split(benches["xgb"])
+    split = fitting_split(fitting_inputs("darts", "xgb", protocol))
 
     factor_rows = []
     for name, values in architecture_factors(benches["xgb"], genes).items():
@@ -447,7 +346,7 @@ def main() -> None:
         "The same recipe on growing random draws of the random training records alone (6 draws and member seeds "
         "per size):",
         "",
-        *random_learning_curve(split),
+        *random_learning_curve(split, TARGET_R2["darts"]),
         "",
         "Whether a GIN ensemble learns faster than XGB from the same random draws: `python "
         "scripts/gin_learning_curve.py` (GIN members cost minutes each, so it is not part of this page).",
