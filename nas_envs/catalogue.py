@@ -157,7 +157,7 @@ def family_of_benchmark(benchmark: str) -> Family:
     for candidate in FAMILIES.values():
         if benchmark in candidate.benchmarks:
             return candidate
-    names = [name for f in FAMILIES.values() for name in f.benchmarks]
+    names = list(benchmark_names())
     shown = ", ".join(names if len(names) <= 6 else names[:4] + ["...", names[-1]])
     raise ValueError(f"unknown benchmark {benchmark!r}; allowed: {shown}")
 
@@ -172,6 +172,7 @@ def release_of(env_id: str) -> tuple[Family, Release]:
 
 
 def benchmark_names() -> tuple[str, ...]:
+    """Every benchmark name :func:`nas_envs.make_benchmark` accepts, family by family."""
     return tuple(name for f in FAMILIES.values() for name in f.benchmarks)
 
 
