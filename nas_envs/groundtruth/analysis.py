@@ -227,7 +227,7 @@ def measurement_share(records: list[dict], n_val: int) -> dict:
     score, ``sqrt(c / n_val)``, and its share of the validation seed variance. The mutation pairs' architectures,
     trained with several seeds too, count as well: measurement noise is a property of the image sets, not of how an
     architecture was drawn."""
-    repeated = collections.defaultdict(list)
+    repeated: dict[str, list[dict]] = collections.defaultdict(list)
     for r in records:
         if r.get("source") == "mutation-pair":
             repeated[r["arch"]].append(r)
@@ -261,13 +261,13 @@ def mutation_pair_summary(records: list[dict], metric: str = "val_accuracy", res
     the architecture variance: ``correlation_one_edit`` is that ``rho`` (1: an edit keeps the accuracy, 0: it
     draws a new one), with a 90 % interval from ``resamples`` bootstrap draws over the pairs (seeded: the same
     numbers on every run)."""
-    means: dict[tuple[str, int], list[float]] = collections.defaultdict(list)
+    values: dict[tuple[str, int], list[float]] = collections.defaultdict(list)  # per (subset, job index)
     for r in records:
         if r.get("source") == "mutation-pair" and metric in r:
-            means[(r["subset"], r["index"])].append(r[metric])
-    pairs = [(np.array(means[(subset, index)]), np.array(means[(subset, index + 1)]))
-             for subset, index in sorted(means) if index % 2 == 0
-             and len(means[(subset, index)]) >= 2 and len(means.get((subset, index + 1), ())) >= 2]
+            values[(r["subset"], r["index"])].append(r[metric])
+    pairs = [(np.array(values[(subset, index)]), np.array(values[(subset, index + 1)]))
+             for subset, index in sorted(values) if index % 2 == 0
+             and len(values[(subset, index)]) >= 2 and len(values.get((subset, index + 1), ())) >= 2]
     if len(pairs) < 3:
         return {"pairs": len(pairs)}
     seed_variance = float(np.mean([v.var(ddof=1) for pair in pairs for v in pair]))
