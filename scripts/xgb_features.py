@@ -13,8 +13,10 @@ the exact params and FLOPs, fitted as a release fit does (leaf size and rounds c
 examples per leaf used before, and with the deeper, thinner trees used before that (depth 4, 2 examples per leaf); a
 bootstrap ridge ensemble on the bundled input, which says how much of what the trees learn is additive in the
 features; boosted trees fitted to that ridge's residuals (a linear base plus trees for what is not additive); and
-XGBoost's random-forest mode (50 bagged trees of depth 8 per member instead of boosting); and the bundled setting
-with an absolute-error loss, with shallower trees and a smaller learning rate, and without its L2 penalty. Each fold
+XGBoost's random-forest mode (50 bagged trees of depth 8 per member instead of boosting); the bundled setting
+with an absolute-error loss, with shallower trees and a smaller learning rate, and without its L2 penalty; and the
+bundled input with the counts of Weisfeiler-Lehman labels of the space's graph (``space.graphs``) appended, at 1 to
+3 refinements: a graph kernel's features, given to the trees. Each fold
 fits 10-member ensembles with rounds (ridge: penalty) chosen by cross-validation on its own training part, as a fit
 does. The same folds serve every setting; ``--repeats`` draws new folds (with ``--noise-subset``: new member seeds)
 and averages (mean +- standard error over repeats). ``--records`` fixes the first N records and
@@ -26,6 +28,7 @@ the versions of the space's features. Each setting is also printed minus the bun
 from __future__ import annotations
 
 import argparse
+import collections
 from collections.abc import Callable
 
 import numpy as np
@@ -48,6 +51,34 @@ def one_hot_with_counts(space, genes: np.ndarray) -> np.ndarray:
 
 
 PREVIOUS_TREES = {"max_depth": 4, "min_child_weight": 2.0}
+
+
+def weisfeiler_lehman_counts(space, genes: np.ndarray, refinements: int, min_architectures: int = 5) -> np.ndarray:
+    """Per architecture, how many nodes of its graph carry each Weisfeiler-Lehman label, over ``refinements``
+    rounds: a node starts as its type, and each round relabels it by its label and the multiset of (edge type, label)
+    of the edges into it (a cell computes forwards, so a node is what its inputs and their ops are). Labels held by
+    fewer than ``min_architectures`` architectures are dropped. Labels are numbered in order of first appearance,
+    so the columns are the same in every process."""
+    node_type, edge_index, edge_type = space.graphs(genes)
+    numbering: dict[tuple, int] = {}
+    labels = [[numbering.setdefault(("type", int(t)), len(numbering)) for t in row] for row in node_type]
+    counts = [collections.Counter(row) for row in labels]
+    for _ in range(refinements):
+        for g, row in enumerate(labels):
+            incoming: list[list[tuple[int, int]]] = [[] for _ in row]
+            for source, target, kind in zip(*edge_index[g], edge_type[g]):
+                incoming[target].append((int(kind), row[source]))
+            labels[g] = [numbering.setdefault((label, tuple(sorted(edges))), len(numbering))
+                         for label, edges in zip(row, incoming)]
+            counts[g].update(labels[g])
+    held = collections.Counter(label for c in counts for label in c)
+    columns = {label: i for i, label in enumerate(sorted(label for label, k in held.items() if k >= min_architectures))}
+    out = np.zeros((len(counts), len(columns)), dtype=np.float32)
+    for g, c in enumerate(counts):
+        for label, k in c.items():
+            if label in columns:
+                out[g, columns[label]] = k
+    return out
 
 
 def forest(params: dict | None = None, rounds: int | None = None
@@ -137,6 +168,9 @@ def main() -> None:
     for version in space.feature_versions[:-1]:  # the bundled input with each earlier version of the features
         settings[f"space.features version {version} + log params/FLOPs, leaf size cross-validated"] = (
             MODEL_KINDS["xgb"].inputs(Encodings(space, genes, cost_table, version)), as_a_fit)
+    for refinements in (1, 2, 3):
+        settings[f"bundled + Weisfeiler-Lehman label counts, {refinements} refinements"] = (
+            np.concatenate([bundled, weisfeiler_lehman_counts(space, genes, refinements)], axis=1), as_a_fit)
     if args.only:
         settings = {name: setting for name, setting in settings.items() if any(text in name for text in args.only)}
         if not settings:
