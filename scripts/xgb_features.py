@@ -16,8 +16,8 @@ features; boosted trees fitted to that ridge's residuals (a linear base plus tre
 XGBoost's random-forest mode (50 bagged trees of depth 8 per member instead of boosting); the bundled setting
 with an absolute-error loss, with shallower trees and a smaller learning rate, and without its L2 penalty; and the
 bundled input with the counts of Weisfeiler-Lehman labels of the space's graph (``space.graphs``) appended, at 1 to
-3 refinements: a graph kernel's features, given to the trees. Each fold
-fits 10-member ensembles with rounds (ridge: penalty) chosen by cross-validation on its own training part, as a fit
+3 refinements: a graph kernel's features, given to the trees. Each fold fits 10-member ensembles with rounds
+(ridge: penalty) chosen by cross-validation on its own training part, as a fit
 does. The same folds serve every setting; ``--repeats`` draws new folds (with ``--noise-subset``: new member seeds)
 and averages (mean +- standard error over repeats). ``--records`` fixes the first N records and
 ``--noise-architectures`` the first N noise-subset architectures, so that readings taken while a collector appends
@@ -53,16 +53,19 @@ def one_hot_with_counts(space, genes: np.ndarray) -> np.ndarray:
 PREVIOUS_TREES = {"max_depth": 4, "min_child_weight": 2.0}
 
 
-def weisfeiler_lehman_counts(space, genes: np.ndarray, refinements: int, min_architectures: int = 5) -> np.ndarray:
-    """Per architecture, how many nodes of its graph carry each Weisfeiler-Lehman label, over ``refinements``
-    rounds: a node starts as its type, and each round relabels it by its label and the multiset of (edge type, label)
-    of the edges into it (a cell computes forwards, so a node is what its inputs and their ops are). Labels held by
-    fewer than ``min_architectures`` architectures are dropped. Labels are numbered in order of first appearance,
-    so the columns are the same in every process."""
+def weisfeiler_lehman_counts(space, genes: np.ndarray, refinements: int, min_architectures: int = 5
+                             ) -> list[np.ndarray]:
+    """Per architecture, how many nodes of its graph carry each Weisfeiler-Lehman label, after each of 1 to
+    ``refinements`` rounds (one matrix per round, its labels those of every round so far): a node starts as its
+    type, and each round relabels it by its label and the multiset of (edge type, label) of the edges into it (a
+    cell computes forwards, so a node is what its inputs and their ops are). Labels held by fewer than
+    ``min_architectures`` architectures are dropped. Labels are numbered in order of first appearance, so the
+    columns are the same in every process."""
     node_type, edge_index, edge_type = space.graphs(genes)
     numbering: dict[tuple, int] = {}
     labels = [[numbering.setdefault(("type", int(t)), len(numbering)) for t in row] for row in node_type]
     counts = [collections.Counter(row) for row in labels]
+    out = []
     for _ in range(refinements):
         for g, row in enumerate(labels):
             incoming: list[list[tuple[int, int]]] = [[] for _ in row]
@@ -71,13 +74,9 @@ def weisfeiler_lehman_counts(space, genes: np.ndarray, refinements: int, min_arc
             labels[g] = [numbering.setdefault((label, tuple(sorted(edges))), len(numbering))
                          for label, edges in zip(row, incoming)]
             counts[g].update(labels[g])
-    held = collections.Counter(label for c in counts for label in c)
-    columns = {label: i for i, label in enumerate(sorted(label for label, k in held.items() if k >= min_architectures))}
-    out = np.zeros((len(counts), len(columns)), dtype=np.float32)
-    for g, c in enumerate(counts):
-        for label, k in c.items():
-            if label in columns:
-                out[g, columns[label]] = k
+        held = collections.Counter(label for c in counts for label in c)
+        kept = sorted(label for label, k in held.items() if k >= min_architectures)
+        out.append(np.array([[c[label] for label in kept] for c in counts], dtype=np.float32))
     return out
 
 
@@ -168,9 +167,9 @@ def main() -> None:
     for version in space.feature_versions[:-1]:  # the bundled input with each earlier version of the features
         settings[f"space.features version {version} + log params/FLOPs, leaf size cross-validated"] = (
             MODEL_KINDS["xgb"].inputs(Encodings(space, genes, cost_table, version)), as_a_fit)
-    for refinements in (1, 2, 3):
+    for refinements, counts in enumerate(weisfeiler_lehman_counts(space, genes, 3), start=1):
         settings[f"bundled + Weisfeiler-Lehman label counts, {refinements} refinements"] = (
-            np.concatenate([bundled, weisfeiler_lehman_counts(space, genes, refinements)], axis=1), as_a_fit)
+            np.concatenate([bundled, counts], axis=1), as_a_fit)
     if args.only:
         settings = {name: setting for name, setting in settings.items() if any(text in name for text in args.only)}
         if not settings:
