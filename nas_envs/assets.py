@@ -273,6 +273,13 @@ class Bundle:
         """Refuse to go on unless the manifest lists (and so has checked) every one of ``names``."""
         require_listed(self.manifest, self.folder, list(names), self.hint)
 
+    @property
+    def manifest_sha256(self) -> str:
+        """The sha256 of the verified manifest, which lists every file's sha256: what results computed on this
+        bundle record, so that a rerun never mixes them with another bundle's."""
+        _ = self.manifest
+        return hashlib.sha256((self.folder / MANIFEST).read_bytes()).hexdigest()
+
     def read_json(self, name: str) -> dict:
         """A listed JSON file of the bundle."""
         self.require([name])

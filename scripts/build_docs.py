@@ -82,6 +82,9 @@ def moea_table(path: str, evaluations: str) -> str:
 
     runs = [json.loads(line) for line in (ROOT / path).read_text().splitlines()]
     selected = [r for r in runs if r["evaluations_asked"] == int(evaluations)]
+    bundles = {r.get("bundle") for r in selected}
+    if len(bundles) > 1:
+        raise SystemExit(f"{path}: runs of {len(bundles)} different bundles; a table reads one bundle's runs")
     return baseline_table(selected) + "\n\n" + paper_ordering_table(selected)
 
 

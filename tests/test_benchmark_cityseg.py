@@ -248,3 +248,9 @@ def test_moea_command_runs_in_parallel_and_resumes(bundle, monkeypatch, tmp_path
     assert main(command) == 0
     again = sorted((json.loads(line) for line in out.read_text().splitlines()), key=lambda r: r["seed"])
     assert again == rows
+    # a run of another bundle is kept but not counted as done: that run is redone on this bundle
+    other = {**rows[0], "bundle": "0" * 64}
+    out.write_text(json.dumps(other) + "\n" + json.dumps(rows[1]) + "\n")
+    assert main(command) == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines[0] == other and lines[1:] == rows[1:] + rows[:1]

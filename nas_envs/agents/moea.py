@@ -124,6 +124,7 @@ def run_moea(problem: int, algorithm: str, seed: int, evaluations: int = 10_000,
         "seed": seed,
         "evaluations": int(result.algorithm.evaluator.n_eval),
         "hv": benchmark.hypervolume(objective_matrix(benchmark, benchmark.evaluate(final, noise=False))),
+        "bundle": benchmark.bundle.manifest_sha256,
     }
 
 

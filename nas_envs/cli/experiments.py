@@ -127,6 +127,7 @@ def _incumbents(args: argparse.Namespace) -> int:
 
 
 def _moea(args: argparse.Namespace) -> int:
+    from nas_envs import make_benchmark
     from nas_envs.agents.moea import (
         MOEAS,
         baseline_table,
@@ -141,7 +142,10 @@ def _moea(args: argparse.Namespace) -> int:
     algorithms = MOEAS if args.algorithms == "all" else tuple(args.algorithms.split(","))
     out = Path(args.out)
     repair_tail(out)  # a run killed while writing its line leaves a partial line: dropped, and that run redone
-    done = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+    bundle = make_benchmark("cityseg-mop1", bundle=args.bundle).bundle.manifest_sha256
+    # runs of another bundle (or of none recorded) stay in the file but are neither counted as done nor shown
+    done = [row for line in out.read_text().splitlines() if (row := json.loads(line)).get("bundle") == bundle] \
+        if out.exists() else []
     keys = {(r["problem"], r["algorithm"], r["seed"], r["evaluations_asked"]) for r in done}
     todo = [(problem, algorithm, seed) for problem in problems for algorithm in algorithms for seed in range(args.runs)
             if (problem, algorithm, seed, args.evaluations) not in keys]
