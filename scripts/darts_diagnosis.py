@@ -27,7 +27,7 @@ from nas_envs import make_benchmark
 from nas_envs.assets import data_path
 from nas_envs.benchmarks.model_kinds import Encodings
 from nas_envs.fitting.surrogate_fit import fitting_inputs
-from nas_envs.groundtruth.analysis import device, mutation_pair_summary, noise_groups
+from nas_envs.groundtruth.analysis import device, mutation_pair_summary, noise_groups, noise_summary
 from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
 from nas_envs.groundtruth.records import read_protocol_records
 from nas_envs.spaces.darts import CELLS, GENES_PER_NODE, NUM_NODES, OPS, PARAMETER_FREE_OPS
@@ -115,9 +115,9 @@ def largest_residuals(space, genes: np.ndarray, means: np.ndarray, predicted: np
 
 def edit_effects(records: list[dict], benches: dict, resamples: int = 2000) -> list[str]:
     """How far one edit moves accuracy, measured (the ``mutation-pair`` source: architecture ``2k`` random, ``2k + 1``
-    the same with one op or one input changed) and as each surrogate predicts it: of the change's variance net of
-    seed noise, the share each surrogate's predicted change explains, with a 90 % bootstrap interval over the pairs
-    (seeded). None of these architectures was fitted on by the released surrogates."""
+    the same with one op or one input changed) and as each surrogate predicts it: the root mean square error of
+    each surrogate's predicted change net of the seed noise of the measured one, with a 90 % bootstrap interval
+    over the pairs (seeded). None of these architectures was fitted on by the released surrogates."""
     values: dict[int, list[float]] = collections.defaultdict(list)
     arch: dict[int, str] = {}
     for r in records:
@@ -142,7 +142,9 @@ def edit_effects(records: list[dict], benches: dict, resamples: int = 2000) -> l
 
     lines = [
         f"{len(firsts)} pairs ({int(sum(len(values[i]) + len(values[i + 1]) for i in firsts))} trainings); the "
-        "change of the seed mean from the random architecture to its edit, net of seed noise: std "
+        f"change of the seed mean from the random architecture to its edit: root mean square "
+        f"{100 * np.sqrt(np.mean(measured**2)):.2f} %, where the seed noise of the two means alone gives "
+        f"{100 * np.sqrt(np.mean(sampling)):.2f} %; net of it, std "
         f"{100 * net_std(np.arange(len(firsts))):.2f} % over all pairs, "
         + ", ".join(f"{100 * net_std(np.flatnonzero(kinds == kind)):.2f} % over the {np.sum(kinds == kind)} "
                     f"{kind} edits" for kind in ("op", "input") if np.any(kinds == kind))
@@ -150,24 +152,69 @@ def edit_effects(records: list[dict], benches: dict, resamples: int = 2000) -> l
            f"{summary['correlation_one_edit_90'][0]:.2f} to {summary['correlation_one_edit_90'][1]:.2f}; the "
            "data card's `mutation pairs`)." if summary.get("correlation_one_edit_90") else "."),
         "",
-        "| surrogate | std of its predicted change (%) | correlation with the measured change | share of the "
-        "measured change's variance it explains (90 % interval) |",
+        "| surrogate | std of its predicted change (%) | correlation with the measured change | root mean square "
+        "error of its predicted change, net of seed noise (%, 90 % interval) |",
         "| --- | --- | --- | --- |",
     ]
     rng = np.random.default_rng(0)
     draws = [rng.integers(len(firsts), size=len(firsts)) for _ in range(resamples)]
 
-    def share(predicted: np.ndarray, rows: np.ndarray) -> float:
-        signal = np.mean(measured[rows] ** 2) - np.mean(sampling[rows])
-        if signal <= 0:  # no change left beyond the seed noise: nothing to explain
-            return float("nan")
-        return float(1 - (np.mean((measured[rows] - predicted[rows]) ** 2) - np.mean(sampling[rows])) / signal)
+    def error(predicted: np.ndarray, rows: np.ndarray) -> float:
+        excess = np.mean((measured[rows] - predicted[rows]) ** 2) - np.mean(sampling[rows])
+        return float(np.sqrt(max(excess, 0.0)))
 
     for name in SURROGATES:
         predicted = np.subtract(*(benches[name].evaluate(g, noise=False)["val_accuracy"] for g in (after, before)))
-        low, high = np.nanquantile([share(predicted, rows) for rows in draws], [0.05, 0.95])
+        low, high = np.quantile([error(predicted, rows) for rows in draws], [0.05, 0.95])
         lines.append(f"| {name} | {100 * np.std(predicted):.2f} | {np.corrcoef(predicted, measured)[0, 1]:.2f} | "
-                     f"{share(predicted, np.arange(len(firsts))):.2f} ({low:.2f} to {high:.2f}) |")
+                     f"{100 * error(predicted, np.arange(len(firsts))):.2f} ({100 * low:.2f} to {100 * high:.2f}) |")
+    return lines
+
+
+def edit_distances(genes: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """Edits (an op or an input changed) between every architecture of ``genes`` and every one of ``others``: per
+    node the changed genes, in whichever order of its two incoming edges changes fewer (the order of a node's two
+    edges does not change the network)."""
+    first = genes.reshape(len(genes), 1, -1, GENES_PER_NODE)
+    second = others.reshape(1, len(others), -1, GENES_PER_NODE)
+    swapped = second[..., [2, 3, 0, 1]]
+    return np.minimum((first != second).sum(-1), (first != swapped).sum(-1)).sum(-1)
+
+
+def correlation_by_distance(records: list[dict], space, groups: dict[str, list[dict]],
+                            bands: tuple[tuple[int, int], ...] = ((1, 1), (2, 10), (11, 13), (14, 16), (17, 19),
+                                                                  (20, 22), (23, 32))) -> list[str]:
+    """How alike architectures some edits apart train: half the mean squared difference of two single trainings,
+    less the seed variance, is the semivariance of their architecture effects; one minus it over the architecture
+    variance is their correlation. Pairs of the random training architectures (CPU trainings) by edit distance, the
+    mutation pairs' seed means for one edit; and how far each noise-subset architecture is from its nearest
+    training architecture of any source, which is as near as a surrogate's data comes to a new architecture."""
+    noise = noise_summary(records)
+    seed_variance = float(np.mean([np.var([r["val_accuracy"] for r in g], ddof=1) for g in groups.values()]))
+    architecture_variance = noise["architecture_std"] ** 2
+    genes, accuracy = random_cpu_trainings(records, space)
+    upper = np.triu_indices(len(genes), 1)
+    distance = edit_distances(genes, genes)[upper]
+    squared = np.subtract.outer(accuracy, accuracy)[upper] ** 2
+    lines = [f"From the noise subset: architecture std {100 * noise['architecture_std']:.2f} % (net of seed noise), "
+             f"seed std {100 * np.sqrt(seed_variance):.2f} %.", "",
+             "| edits apart | pairs | correlation of the architecture effects |", "| --- | --- | --- |"]
+    summary = mutation_pair_summary(records)
+    if summary.get("correlation_one_edit") is not None:
+        lines.append(f"| 1 (mutation pairs, seed means) | {summary['pairs']} | "
+                     f"{summary['correlation_one_edit']:.2f} |")
+    for low, high in bands:
+        chosen = (distance >= low) & (distance <= high)
+        if chosen.sum() >= 20:
+            semivariance = squared[chosen].mean() / 2 - seed_variance
+            lines.append(f"| {low}-{high} | {chosen.sum()} | {1 - semivariance / architecture_variance:.2f} |")
+    noise_genes = space.as_batch(sorted(groups))
+    train_genes = space.as_batch(sorted({r["arch"] for r in records if r["subset"] == "train"}))
+    nearest = edit_distances(noise_genes, train_genes).min(axis=1)
+    quantiles = np.percentile(nearest, [0, 50, 100])
+    lines += ["", f"The nearest training architecture of a noise-subset architecture is {quantiles[1]:.0f} edits "
+              f"away (median; {quantiles[0]:.0f} to {quantiles[2]:.0f}) among {len(train_genes)} distinct training "
+              f"architectures; an architecture has {genes.shape[1]} genes."]
     return lines
 
 
@@ -409,13 +456,15 @@ def main() -> None:
         "Whether a GIN ensemble learns faster than XGB from the same random draws: `python "
         "scripts/gin_learning_curve.py` (GIN members cost minutes each, so it is not part of this page).",
         "",
-        "## One edit apart",
+        "## How far apart architectures train alike",
         "",
-        "If one edit moves accuracy by much of the spread across architectures, and the surrogates cannot tell "
-        "which way, the landscape is rougher than a few thousand samples can teach: every model that pools "
-        "similar architectures averages such steps away.",
+        "If one edit moves accuracy by much of the spread across architectures, the landscape is rougher than a "
+        "few thousand samples can teach. If it does not, what matters is how far a new architecture is from the "
+        "data, and how fast likeness fades with distance.",
         "",
         *edit_effects(records, benches),
+        "",
+        *correlation_by_distance(records, benches["xgb"].space, groups),
         "",
         "## Isomorphic cells",
         "",
