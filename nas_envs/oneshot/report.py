@@ -5,9 +5,9 @@ every search epoch, and checks the surrogate's trajectory against the genotypes 
 DARTS in a constrained space where it collapses to parameter-free cells. :func:`report` does that for the runs of
 ``nas-envs oneshot`` (their JSON lines) and the committed trainings of the DARTS protocol (any source: a genotype
 trained for real counts whichever list trained it, its trainings averaged): per optimiser and space, the Kendall tau
-between the surrogate's noise-free means and the measured accuracies over every trained epoch of every run, the
-skip connections of the final normal cells (a collapse piles them up), and whether the final genotypes are
-predicted as they train, against random architectures. :func:`plot_runs` draws one
+between the surrogate's noise-free means and the measured accuracies over the distinct genotypes its runs' epochs
+derived and that were trained, the skip connections of the final normal cells (a collapse piles them up), and
+whether the final genotypes are predicted as they train, against random architectures. :func:`plot_runs` draws one
 panel per optimiser and space: each run's predicted trajectory with its noise spread, and the trained genotypes.
 """
 
@@ -52,8 +52,13 @@ def trained_accuracies(data: Path) -> dict[bytes, float]:
     return {key: float(np.mean(v)) for key, v in values.items()}
 
 
+def _genes(line: dict) -> bytes:
+    """The canonical genes of an epoch's genotype, as :func:`trained_accuracies` keys them."""
+    return DartsSpace().from_string(line["genotype"]).tobytes()
+
+
 def _measured(line: dict, trained: dict[bytes, float]) -> float | None:
-    return trained.get(DartsSpace().from_string(line["genotype"]).tobytes())
+    return trained.get(_genes(line))
 
 
 def _normal_skips(line: dict) -> int:
@@ -69,22 +74,23 @@ def _group(run: list[dict]) -> str:
 
 def report(runs: list[list[dict]], trained: dict[bytes, float], random_median: float,
            surrogate: str = REPORT_SURROGATE) -> list[dict]:
-    """One row per optimiser and space: runs, trained epochs, Kendall tau between predicted and measured accuracy
-    over them, and the final genotypes' mean prediction and measurement against ``random_median`` (the median
+    """One row per optimiser and space: runs, trained genotypes (distinct), Kendall tau between predicted and measured
+    accuracy over them, and the final genotypes' mean prediction and measurement against ``random_median`` (the median
     accuracy of random architectures)."""
     groups: dict[str, list[list[dict]]] = defaultdict(list)
     for run in runs:
         groups[_group(run)].append(run)
     rows = []
     for name, members in sorted(groups.items()):
-        pairs = [(line["surrogates"][surrogate]["val_accuracy"], _measured(line, trained))
-                 for run in members for line in run]
-        predicted = np.array([p for p, m in pairs if m is not None])
-        measured = np.array([m for _, m in pairs if m is not None])
+        # one point per distinct genotype: late epochs often repeat one, which would count it several times
+        pairs = {_genes(line): (line["surrogates"][surrogate]["val_accuracy"], _measured(line, trained))
+                 for run in members for line in run}
+        predicted = np.array([p for p, m in pairs.values() if m is not None])
+        measured = np.array([m for _, m in pairs.values() if m is not None])
         finals = [(run[-1]["surrogates"][surrogate]["val_accuracy"], _measured(run[-1], trained)) for run in members]
         final_measured = [m for _, m in finals if m is not None]
         rows.append({
-            "optimiser": name, "runs": len(members), "trained_epochs": len(measured),
+            "optimiser": name, "runs": len(members), "trained_genotypes": len(measured),
             "kendall_tau": kendall_tau(measured, predicted) if len(measured) >= 3 else None,
             "final_normal_skips": float(np.mean([_normal_skips(run[-1]) for run in members])),
             "final_predicted": float(np.mean([p for p, _ in finals])),
@@ -102,7 +108,7 @@ def format_report(rows: list[dict]) -> str:
              f"{'final predicted (%)':>20} {'final measured (%)':>19} {'random median (%)':>18}"]
     for row in rows:
         tau = "-" if row["kendall_tau"] is None else f"{row['kendall_tau']:.2f}"
-        lines.append(f"{row['optimiser']:<22} {row['runs']:>4} {row['trained_epochs']:>7} {tau:>6} "
+        lines.append(f"{row['optimiser']:<22} {row['runs']:>4} {row['trained_genotypes']:>7} {tau:>6} "
                      f"{row['final_normal_skips']:>11.1f} {percent(row['final_predicted']):>20} "
                      f"{percent(row['final_measured']):>19} {percent(row['random_median']):>18}")
     return "\n".join(lines)
