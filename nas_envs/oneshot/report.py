@@ -83,10 +83,10 @@ def report(runs: list[list[dict]], trained: dict[bytes, float], random_median: f
     rows = []
     for name, members in sorted(groups.items()):
         # one point per distinct genotype: late epochs often repeat one, which would count it several times
-        pairs = {_genes(line): (line["surrogates"][surrogate]["val_accuracy"], _measured(line, trained))
-                 for run in members for line in run}
-        predicted = np.array([p for p, m in pairs.values() if m is not None])
-        measured = np.array([m for _, m in pairs.values() if m is not None])
+        predictions = {_genes(line): line["surrogates"][surrogate]["val_accuracy"] for run in members for line in run}
+        trained_genes = [genes for genes in predictions if genes in trained]
+        predicted = np.array([predictions[genes] for genes in trained_genes])
+        measured = np.array([trained[genes] for genes in trained_genes])
         finals = [(run[-1]["surrogates"][surrogate]["val_accuracy"], _measured(run[-1], trained)) for run in members]
         final_measured = [m for _, m in finals if m is not None]
         rows.append({
