@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Background ground-truth collection in rounds, so that every kind of record grows together and the mix is right
-# at any stop. Round r (from 0) trains, of each stream, the next block of architectures:
-#   NOISE     held-out noise-subset architectures, 3 seeds each
-#   REGIONS   "region:count ..." extreme regions of the space, one seed each (FBNet: param-free, one-block;
-#             DARTS: param-free, pool-heavy)
-#   RANDOM_ARCHS  uniformly random training architectures, one seed each
-#   TRAJ      with TRAJECTORY=FILE (a committed trajectory of 'nas-envs run'): architectures an optimiser visited
+# at any stop. Round r (from 0) trains, of each stream, the next block of architectures (block r of a stream of k a
+# round: indices FROM + k*r .. FROM + k*(r+1) - 1, with FROM the stream's first index):
+#   NOISE         held-out noise-subset architectures, 3 seeds each (from NOISE_FROM)
+#   REGIONS       "region:count ..." extreme regions of the space, one seed each (from REGION_FROM; FBNet:
+#                 param-free, one-block; DARTS: param-free, pool-heavy; "" for none)
+#   RANDOM_ARCHS  uniformly random training architectures, one seed each (from RANDOM_FROM)
+#   TRAJ          with TRAJECTORY=FILE (a committed trajectory of 'nas-envs run', or a search round's list of
+#                 'nas-envs search-round'): architectures an optimiser visited, one seed each (from TRAJ_FROM)
 # Before the first round, FIRST="FILE:SEEDS ..." trains every architecture of each committed list ('nas-envs
 # incumbents', e.g. an incumbent trajectory for the validity test) with SEEDS seeds.
 # WORKERS collector processes run the same rounds and split the jobs between them (lock and claims), one training
@@ -14,14 +16,18 @@
 # FBNet's collection:
 #   PROTOCOL=fbnet-fmnist14-full-e4-v1 NOISE=5 RANDOM_ARCHS=72 REGIONS="param-free:6 one-block:6" \
 #     nohup nice -n 10 scripts/collect_rounds.sh fbnet 10 2 &
-# Usage: [PROTOCOL=P NOISE=8 RANDOM_ARCHS=30 REGIONS="param-free:2" TRAJECTORY=FILE TRAJ=4 FIRST_ROUND=0 FIRST=""] \
-#          scripts/collect_rounds.sh SPACE [ROUNDS] [WORKERS]
+# A DARTS search round, four of its architectures to one uniform training (a noise-subset architecture's 3 seeds
+# and one random architecture):
+#   TRAJECTORY=assets/data/trajectories/search/round-00.jsonl TRAJ=16 NOISE=1 NOISE_FROM=110 RANDOM_ARCHS=1 \
+#     RANDOM_FROM=600 REGIONS="" nohup nice -n 10 scripts/collect_rounds.sh darts 8 2 &
+# Usage: [PROTOCOL=P NOISE=8 RANDOM_ARCHS=30 REGIONS="param-free:2" TRAJECTORY=FILE TRAJ=4 FIRST=""
+#         NOISE_FROM=0 RANDOM_FROM=0 REGION_FROM=0 TRAJ_FROM=0] scripts/collect_rounds.sh SPACE [ROUNDS] [WORKERS]
 set -euo pipefail
 space=${1:?space: darts, fbnet or cityseg}
 rounds=${2:-100}
 workers=${3:-2}
-noise=${NOISE:-8}; random=${RANDOM_ARCHS:-30}; regions=${REGIONS:-param-free:2}
-trajectory=${TRAJECTORY:-}; traj=${TRAJ:-4}; first=${FIRST_ROUND:-0}
+noise=${NOISE:-8}; random=${RANDOM_ARCHS:-30}; regions=${REGIONS-param-free:2}
+trajectory=${TRAJECTORY:-}; traj=${TRAJ:-4}
 protocol=(); if [[ -n ${PROTOCOL:-} ]]; then protocol=(--protocol "$PROTOCOL"); fi
 repo=$(cd "$(dirname "$0")/.." && pwd)
 snapshot=$(mktemp -d /tmp/nas-envs-collector.XXXXXX)
@@ -30,19 +36,29 @@ export NAS_ENVS_ASSETS=${NAS_ENVS_ASSETS:-$repo/assets} OMP_NUM_THREADS=1
 # From inside the snapshot: `python -m` puts the current directory first on sys.path, ahead of PYTHONPATH, so run
 # from a checkout it would import the working tree.
 collect() { (cd "$snapshot" && PYTHONPATH="$snapshot" python -m nas_envs.cli collect "$space" "${protocol[@]}" --workers 1 "$@"); }
-# Block r of a stream of k architectures per round: indices k*r .. k*(r+1)-1.
-block() { echo --start $(($1 * $2)) --n $(($1 * ($2 + 1))); }
+# Block r of a stream of k architectures per round from index FROM: block k r FROM.
+block() { echo --start $(($3 + $1 * $2)) --n $(($3 + $1 * ($2 + 1))); }
+listed=0
+if [[ -n "$trajectory" ]]; then
+  listed=$(cd "$snapshot" && PYTHONPATH="$snapshot" python -c "import sys
+from nas_envs.groundtruth.jobs import trajectory_architectures
+print(len(trajectory_architectures(sys.argv[1])))" "$repo/$trajectory")
+fi
 rounds_loop() {
   for entry in ${FIRST:-}; do
     local list=$repo/${entry%%:*}
     collect --trajectory "$list" --seeds "${entry##*:}" --n "$(wc -l < "$list")"
   done
-  for ((r = first; r < first + rounds; r++)); do
-    collect --subset noise --seeds 3 $(block "$noise" "$r")
-    for entry in $regions; do collect --source "${entry%%:*}" --seeds 1 $(block "${entry##*:}" "$r"); done
-    collect --seeds 1 $(block "$random" "$r")
+  for ((r = 0; r < rounds; r++)); do
     # A trajectory that has no more architectures ends its part of the rounds, not the others.
-    if [[ -n "$trajectory" ]]; then collect --trajectory "$repo/$trajectory" --seeds 1 $(block "$traj" "$r") || true; fi
+    if [[ -n "$trajectory" ]]; then
+      read -r start n < <(block "$traj" "$r" "${TRAJ_FROM:-0}" | awk '{print $2, $4}')
+      ((n > listed)) && n=$listed
+      if ((start < n)); then collect --trajectory "$repo/$trajectory" --seeds 1 --start "$start" --n "$n" || true; fi
+    fi
+    collect --subset noise --seeds 3 $(block "$noise" "$r" "${NOISE_FROM:-0}")
+    for entry in $regions; do collect --source "${entry%%:*}" --seeds 1 $(block "${entry##*:}" "$r" "${REGION_FROM:-0}"); done
+    collect --seeds 1 $(block "$random" "$r" "${RANDOM_FROM:-0}")
   done
 }
 for ((w = 0; w < workers; w++)); do rounds_loop & done

@@ -1,4 +1,4 @@
-"""Ground-truth commands: collect, merge, data-card, train-supernet, measure-latency."""
+"""Ground-truth commands: collect, search-round, merge, data-card, train-supernet, measure-latency."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from nas_envs.assets import data_path, record_file, require_data
 from nas_envs.catalogue import FAMILIES
-from nas_envs.cli.arguments import positive_int
+from nas_envs.cli.arguments import non_negative_int, positive_int
 from nas_envs.extras import require
 
 
@@ -27,6 +27,29 @@ def _collect(args: argparse.Namespace) -> int:
     path = Path(args.out) if args.out else data_path(protocol)
     collect(path, protocol, jobs, workers=args.workers, backend=args.backend, device=args.device,
             threads=args.threads)
+    return 0
+
+
+def _search_round(args: argparse.Namespace) -> int:
+    from nas_envs.groundtruth.protocols import DEFAULT_PROTOCOL
+    from nas_envs.groundtruth.records import read_protocol_records
+    from nas_envs.groundtruth.search_rounds import RoundSettings, choose, run_searches, with_predictions, write_round
+
+    out = Path(args.out)
+    if out.exists():
+        raise ValueError(f"{out} exists: a round's list is written once (its trainings are keyed by its content); "
+                         "choose another --out or remove it")
+    settings = RoundSettings(round=args.round, bundle=args.bundle, seeds=args.seeds, budget=args.budget,
+                             top=args.top, rest=args.rest)
+    runs = Path(args.runs or f"search-round-{args.round}-runs")
+    run_searches(settings, runs, workers=args.workers)
+    protocol = DEFAULT_PROTOCOL["darts"]
+    trained = {record["arch"] for record in read_protocol_records(require_data(data_path(protocol)), protocol)}
+    rows = with_predictions(choose(settings, runs, trained), settings)
+    write_round(rows, out)
+    kinds = ", ".join(f"{sum(row['kind'] == kind for row in rows)} {kind}" for kind in ("final", "top", "rest"))
+    print(f"wrote {len(rows)} architectures ({kinds}) of {len(settings.agents) * len(settings.surrogates) * args.seeds}"
+          f" searches to {out}; train them with 'nas-envs collect darts --trajectory {out} --n {len(rows)}'")
     return 0
 
 
@@ -176,6 +199,22 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     collect.add_argument("--out", default=None, help="output .jsonl (default: assets/data/<protocol>.jsonl)")
     collect.add_argument("--device", default="cpu", help="torch device of the trainings, e.g. cuda (DARTS, FBNet)")
     collect.set_defaults(handler=_collect)
+
+    rounds = commands.add_parser("search-round", help="run every agent on a DARTS bundle and list the architectures "
+                                 "of their trajectories to train (a closed search round)")
+    rounds.add_argument("--round", type=non_negative_int, required=True, help="the round's number (fixes its seeds)")
+    rounds.add_argument("--bundle", default="darts-v0", help="the bundle searched: a release or a folder written by "
+                        "'nas-envs fit darts --out DIR' (default: %(default)s)")
+    rounds.add_argument("--out", required=True, help="the list to write (assets/data/trajectories/search/round-<k>"
+                        ".jsonl)")
+    rounds.add_argument("--runs", default=None, help="folder of the round's search runs (resumable; default: "
+                        "search-round-<k>-runs)")
+    rounds.add_argument("--seeds", type=positive_int, default=2, help="runs per agent and surrogate")
+    rounds.add_argument("--top", type=non_negative_int, default=2, help="architectures from each run's top decile")
+    rounds.add_argument("--rest", type=non_negative_int, default=1, help="architectures from the rest of each run")
+    rounds.add_argument("--budget", default="24h", help="simulated budget of each search")
+    rounds.add_argument("--workers", type=positive_int, default=1, help="searches at a time")
+    rounds.set_defaults(handler=_search_round)
 
     merge = commands.add_parser("merge", help="append the records of collection files made elsewhere (another "
                                 "machine, a GPU) to the bundled data files, skipping jobs already there")

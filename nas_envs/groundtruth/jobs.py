@@ -97,25 +97,38 @@ def job_architecture(space: SearchSpace, job: Job) -> np.ndarray:
     return genes
 
 
-@lru_cache(maxsize=8)
 def trajectory_architectures(path: str, skip: int = 100) -> list[str]:
     """Distinct architectures of a committed file, in its order. An optimiser's trajectory: those it evaluated
     after its first ``skip`` evaluations (regularized evolution's random initial population). A list of final
-    incumbents written by ``nas-envs incumbents`` (rows that name the ``agent`` whose search ended there): all."""
-    seen: dict[str, None] = {}
+    incumbents written by ``nas-envs incumbents`` or a search round's list (rows that name the ``agent`` whose
+    search visited them): all."""
+    return list(_trajectory_rows(path, skip))
+
+
+def trajectory_source(path: str, index: int) -> str:
+    """The source of a file's ``index``-th architecture: the row's own ``source`` (a search round's list names
+    each row's agent), else the name of the file's folder (the agent of a trajectory, ``incumbents``...)."""
+    return _trajectory_rows(path)[trajectory_architectures(path)[index]] or Path(path).parent.name
+
+
+@lru_cache(maxsize=8)
+def _trajectory_rows(path: str, skip: int = 100) -> dict[str, str]:
+    """architecture -> the ``source`` its first row names ("" where none), for the rows that count (see
+    :func:`trajectory_architectures`), in the file's order."""
+    seen: dict[str, str] = {}
     with open(path) as handle:
         for number, line in enumerate(handle):
             row = json.loads(line)
             if "agent" in row or number >= skip:
-                seen.setdefault(row["architecture"], None)
-    return list(seen)
+                seen.setdefault(row["architecture"], row.get("source", ""))
+    return seen
 
 
 def plan(space: str, source: str, subset: str, n: int, seeds: int, start: int = 0, trajectory: str = "") -> list[Job]:
     """Jobs for architectures ``start .. n-1`` of a stream, ``seeds`` seeds each (seeds adjacent in order).
 
-    With ``trajectory`` (a trajectory file of ``nas-envs run``), the stream is that file's architectures and the
-    source is the agent that produced it (the name of the file's folder).
+    With ``trajectory`` (a committed trajectory or list), the stream is that file's architectures and the source
+    is the agent that produced each (:func:`trajectory_source`).
     """
     if subset not in SUBSETS:
         raise ValueError(f"unknown subset {subset!r}; allowed: {SUBSETS}")
@@ -125,11 +138,12 @@ def plan(space: str, source: str, subset: str, n: int, seeds: int, start: int = 
         if n > len(architectures):
             raise ValueError(f"{trajectory} holds {len(architectures)} architectures after its initial population; "
                              f"asked {n}")
-        source = Path(trajectory).parent.name
         search_space = get_space(space)
         if hasattr(search_space, "degenerate_rows"):  # CitySeg's head depth 0: scored at the nadir, never measured
             genes = np.stack([search_space.from_string(architectures[i]) for i in indices])
             indices = [i for i, bad in zip(indices, search_space.degenerate_rows(genes)) if not bad]
+        return [Job(space, trajectory_source(trajectory, i), subset, i, s, trajectory) for i in indices
+                for s in range(seeds)]
     elif source not in SOURCES or (source not in ("random", "mutation-pair")
                                    and source not in getattr(get_space(space), "poor_regions", ())):
         allowed = ("random", *getattr(get_space(space), "poor_regions", ()), "mutation-pair")

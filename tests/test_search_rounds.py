@@ -1,0 +1,94 @@
+"""Closed search rounds: what a round lists from its searches, how its list becomes jobs, and how it is judged."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from nas_envs.groundtruth.jobs import plan
+from nas_envs.groundtruth.search_rounds import (
+    RoundSettings,
+    choose,
+    read_round_lists,
+    round_table,
+    run_searches,
+    with_predictions,
+    write_round,
+)
+
+
+@pytest.fixture(scope="module")
+def searched(tmp_path_factory):
+    settings = RoundSettings(round=3, seeds=2, budget="12h", top=2, rest=1, agents=("rs", "re"), surrogates=("xgb",))
+    runs = tmp_path_factory.mktemp("runs")
+    run_searches(settings, runs)
+    return settings, runs
+
+
+def test_a_round_lists_each_runs_incumbent_a_top_sample_and_a_rest_sample(searched):
+    settings, runs = searched
+    rows = choose(settings, runs, trained=set())
+    assert settings.search_seeds == [10_300, 10_301]
+    assert [(row["seed"], row["agent"]) for row in rows if row["kind"] == "final"] == [
+        (10_300, "rs"), (10_300, "re"), (10_301, "rs"), (10_301, "re")]
+    assert len({row["architecture"] for row in rows}) == len(rows)  # never listed twice
+    for seed in settings.search_seeds:
+        for agent in settings.agents:
+            mine = [row for row in rows if (row["seed"], row["agent"]) == (seed, agent)]
+            observed = {row["kind"]: [r["observed_val_accuracy"] for r in mine if r["kind"] == row["kind"]]
+                        for row in mine}
+            assert len(observed["top"]) == 2 and len(observed["rest"]) == 1
+            # the incumbent is the best the run observed; the top sample lies above the rest sample
+            assert max(observed["final"]) >= max(observed["top"]) >= min(observed["top"]) >= max(observed["rest"])
+            assert all(row["source"] == f"search-{agent}" for row in mine)
+    # the same runs list the same architectures
+    assert choose(settings, runs, trained=set()) == rows
+
+
+def test_architectures_already_trained_are_not_listed_again(searched):
+    settings, runs = searched
+    first = choose(settings, runs, trained=set())
+    trained = {row["architecture"] for row in first if row["kind"] == "final"}
+    again = choose(settings, runs, trained=trained)
+    assert not trained & {row["architecture"] for row in again}
+    assert all(row["kind"] != "final" for row in again)  # every incumbent was trained; tops and rests remain
+    assert sum(row["kind"] == "top" for row in again) == sum(row["kind"] == "top" for row in first)
+
+
+def test_a_round_refuses_runs_that_are_missing(searched, tmp_path):
+    settings, _ = searched
+    with pytest.raises(ValueError, match="lacks 4 of the round's runs"):
+        choose(settings, tmp_path, trained=set())
+
+
+def test_a_round_list_becomes_jobs_named_by_agent_and_is_judged_by_its_predictions(searched, tmp_path):
+    settings, runs = searched
+    rows = with_predictions(choose(settings, runs, trained=set()), settings)
+    assert all(set(row["predicted_val_accuracy"]) == {"xgb"} and len(row["bundle_sha256"]) == 64 for row in rows)
+    path = tmp_path / "search" / "round-03.jsonl"
+    write_round(rows, path)
+    jobs = plan("darts", "random", "train", len(rows), 1, trajectory=str(path))
+    assert [job.source for job in jobs] == [row["source"] for row in rows]
+    assert jobs[0].key.startswith("search-rs:round-03@")
+
+    # trainings of the listed architectures: the measured value is the prediction plus a known offset and noise
+    rng = np.random.default_rng(0)
+    records = [{"arch": row["architecture"], "val_accuracy": row["predicted_val_accuracy"]["xgb"] - 0.01
+                + 0.001 * rng.standard_normal()} for row in rows[:-2]]  # the last two not trained yet
+    table = round_table(records, read_round_lists(path.parent))
+    assert [entry["round"] for entry in table] == [3]
+    entry = table[0]
+    assert (entry["listed"], entry["trained"]) == (len(rows), len(rows) - 2)
+    assert entry["xgb"]["bias"] == pytest.approx(0.01, abs=0.001)
+    assert entry["xgb"]["kendall_tau"] > 0.5
+    assert set(entry["by_agent"]) == {"rs", "re"} and set(entry["by_kind"]) == {"final", "top", "rest"}
+    assert json.dumps(table)  # plain numbers, for the data card
+
+
+def test_round_settings_refuse_what_has_no_meaning():
+    with pytest.raises(ValueError, match="round must be >= 0"):
+        RoundSettings(round=-1)
+    with pytest.raises(ValueError, match="unknown agents"):
+        RoundSettings(round=0, agents=("rs", "sh"))
