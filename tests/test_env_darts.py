@@ -11,6 +11,7 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import nas_envs
 from nas_envs import BudgetExhaustedError
+from nas_envs.envs.sequential import InvalidActionError
 from nas_envs.spaces.darts import DartsSpace
 
 ENV_ID = "SurrNAS-DARTS-v0"
@@ -211,6 +212,23 @@ def test_vector_env_matches_single_envs():
     obs, rewards, terminated, _, info = venv.step(np.zeros(num_envs, dtype=int))
     assert not terminated.any() and (rewards == 0).all()
     assert (obs[:, 7 * 32] == 1).all()
+
+
+@pytest.mark.parametrize("action", [-1, 7, 99, 2**40])
+def test_an_action_outside_the_action_space_is_a_programming_error(action):
+    env = gym.make(ENV_ID)
+    env.reset(seed=0)
+    with pytest.raises(InvalidActionError, match=r"outside the action space Discrete\(7\): allowed are 0 to 6"):
+        env.step(action)
+    venv = gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="vector_entry_point")
+    venv.reset(seed=0)
+    with pytest.raises(InvalidActionError, match="of copy 1 is outside the action space"):
+        venv.step(np.array([0, action]))
+
+
+def test_human_rendering_is_refused_at_make_with_the_supported_modes():
+    with pytest.raises(ValueError, match=r"render_mode must be one of \['ansi', 'rgb_array'\] or None, got 'human'"):
+        gym.make(ENV_ID, render_mode="human")
 
 
 def test_vector_env_flags_illegal_actions_per_copy():

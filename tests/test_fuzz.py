@@ -45,12 +45,17 @@ def test_env_steps_give_a_result_or_a_documented_error(env_id, actions):
 
 @FUZZ
 @given(env_id=st.sampled_from(ENV_IDS), seed=st.integers(0, 2**16), steps=st.integers(1, 60))
-def test_vector_env_takes_any_integer_actions(env_id, seed, steps):
+def test_vector_env_takes_any_integer_action_of_its_space_and_refuses_the_others(env_id, seed, steps):
     envs = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point", budget_seconds=500.0)
     rng = np.random.default_rng(seed)
     envs.reset(seed=seed)
     for _ in range(steps):
-        obs, rewards, terminated, truncated, info = envs.step(rng.integers(-2, 12, size=3))
+        actions = rng.integers(-2, 12, size=3)
+        if ((actions < 0) | (actions >= envs.single_action_space.n)).any():
+            with pytest.raises(InvalidActionError, match="outside the action space"):
+                envs.step(actions)
+            actions = np.clip(actions, 0, envs.single_action_space.n - 1)
+        obs, rewards, terminated, truncated, info = envs.step(actions)
         assert envs.observation_space.contains(obs) and np.isfinite(rewards).all()
         assert not (terminated & truncated).any()
 

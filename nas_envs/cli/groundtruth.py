@@ -96,9 +96,21 @@ def _data_card(args: argparse.Namespace) -> int:
         with open(args.incumbents) as handle:
             report["incumbent_check"] = {"file": args.incumbents,
                                          **incumbent_check(records, [json.loads(line) for line in handle])}
+    rounds = []
     if args.space == "darts":
+        from nas_envs.assets import assets_dir
+        from nas_envs.groundtruth.search_rounds import read_round_lists, round_table
+
         report["median_val_error_by_group"] = darts_group_medians(records)
-    print(json.dumps(report, indent=2) if args.json else readable(report))
+        rounds = round_table(records, read_round_lists(assets_dir() / "data" / "trajectories" / "search"))
+    if args.json:
+        print(json.dumps({**report, "search_rounds": rounds}, indent=2))
+    else:
+        print(readable(report))
+        if rounds:
+            from nas_envs.groundtruth.search_rounds import format_round_table
+
+            print("search rounds:\n" + "\n".join(f"  {line}" for line in format_round_table(rounds).splitlines()))
     if args.space == "darts":
         folder = Path(args.out or f"data-card-{protocol}")
         for figure in plot_darts_analyses(records, folder):

@@ -40,8 +40,10 @@ class SurrNASDartsEnv(SequentialNASEnv):
     from inputs ``0..k-1``; ``input_a`` may be any of them but the last, ``input_b`` any above ``input_a`` (the
     two inputs are unordered, so each architecture has exactly one action sequence); all ops are always legal.
 
-    An action outside the mask does not crash: the episode ends at once with reward 0,
-    ``info["illegal_action"] = True``, and no simulated time is spent.
+    An action of the space that the mask forbids does not crash: the episode ends at once with reward 0,
+    ``info["illegal_action"] = True``, and no simulated time is spent. An action outside ``Discrete(7)`` (``-1``,
+    ``7``) is a programming error and raises :class:`~nas_envs.envs.sequential.InvalidActionError`, as in every
+    environment of the package.
 
     ## Observation Space
 

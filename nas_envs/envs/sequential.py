@@ -39,28 +39,38 @@ def training_epochs(benchmark: Benchmark, multi_fidelity: bool) -> int | None:
     return benchmark.epochs
 
 
-class InvalidActionError(TypeError):
-    """An action that is not an integer (an integer outside the mask is legal to send: it ends the episode)."""
+class InvalidActionError(TypeError, ValueError):
+    """An action that is not an integer of the action space: a programming error of the agent, raised as Gymnasium's
+    own environments assert it. (An integer of the space that the mask forbids is legal to send: it ends the
+    episode, see the environment's docstring.)"""
 
 
-def as_action(action: object) -> int:
-    """An integer action: Python and numpy integers, and integer arrays of one element, are accepted."""
+def as_action(action: object, num_actions: int) -> int:
+    """An integer action in ``[0, num_actions)``: Python and numpy integers, and integer arrays of one element,
+    are accepted."""
     if isinstance(action, np.ndarray) and action.size == 1 and np.issubdtype(action.dtype, np.integer):
         action = action.reshape(())[()]  # the numpy integer scalar
-    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
-        value = int(action)
-        return value if -(2**31) <= value < 2**31 else -1  # far outside every action space: illegal either way
-    raise InvalidActionError(f"an action must be an integer (or an integer array of one element), got "
-                             f"{type(action).__name__} {action!r}")
+    if not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_)):
+        raise InvalidActionError(f"an action must be an integer (or an integer array of one element), got "
+                                 f"{type(action).__name__} {action!r}")
+    if not 0 <= int(action) < num_actions:
+        raise InvalidActionError(f"action {int(action)} is outside the action space Discrete({num_actions}): "
+                                 f"allowed are 0 to {num_actions - 1} (info['action_mask'] says which are legal now)")
+    return int(action)
+
+
+UNSUPPORTED_RENDER_MODES = ("human",)
 
 
 class RenderModes(list):
-    """The render modes as Gymnasium's ``make`` reads them from ``metadata``: a value that is not a string counts
-    as listed, so that ``make`` hands it to the environment, whose constructor refuses it by name (``make`` itself
-    fails on one with an ``AttributeError`` of ``str.endswith``). Strings are looked up as in a list."""
+    """The render modes as Gymnasium's ``make`` reads them from ``metadata``: a value that is not a string, and
+    ``"human"``, count as listed, so that ``make`` hands them to the environment, whose constructor refuses them
+    with the supported modes (``make`` itself fails on a non-string with an ``AttributeError`` of
+    ``str.endswith``, and would wrap ``"human"`` in a pygame window that fails only at ``reset()``). Other strings
+    are looked up as in a list."""
 
     def __contains__(self, mode: object) -> bool:
-        return not isinstance(mode, str) or super().__contains__(mode)
+        return not isinstance(mode, str) or mode in UNSUPPORTED_RENDER_MODES or super().__contains__(mode)
 
 
 class SequentialNASEnv(Scoring, gym.Env):
@@ -139,7 +149,7 @@ class SequentialNASEnv(Scoring, gym.Env):
             raise RuntimeError("call reset() before step()")
         if self._done:
             raise RuntimeError("the episode has ended; call reset() to start the next one")
-        episodes, action = self._episodes, as_action(action)
+        episodes, action = self._episodes, as_action(action, self._episodes.num_actions)
         outcome = episodes.step_one(action, self._scorer)
         self._done = outcome.terminated or outcome.truncated
         info = self._info()

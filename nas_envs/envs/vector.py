@@ -14,7 +14,7 @@ from nas_envs.benchmarks import Benchmark, make_benchmark
 from nas_envs.checks import check_flag
 from nas_envs.envs.episodes import Episodes, check_budget, make_observation_space
 from nas_envs.envs.rewards import Scoring, check_reward
-from nas_envs.envs.sequential import training_epochs
+from nas_envs.envs.sequential import InvalidActionError, training_epochs
 
 
 class BatchedActions(spaces.MultiDiscrete):
@@ -144,8 +144,14 @@ class SequentialNASVectorEnv(Scoring, VectorEnv):
         """One integer action per copy: an integer array of shape ``(num_envs,)`` (or anything that converts)."""
         array = np.asarray(actions)
         if array.shape != (self.num_envs,) or not np.issubdtype(array.dtype, np.integer):
-            raise TypeError(f"actions must be integers of shape ({self.num_envs},), got {array.dtype} "
-                            f"{array.shape}")
+            raise InvalidActionError(f"actions must be integers of shape ({self.num_envs},), got {array.dtype} "
+                                     f"{array.shape}")
+        outside = (array < 0) | (array >= self.single_action_space.n)
+        if outside.any():
+            copy = int(np.flatnonzero(outside)[0])
+            raise InvalidActionError(f"action {int(array[copy])} of copy {copy} is outside the action space "
+                                     f"Discrete({self.single_action_space.n}): allowed are 0 to "
+                                     f"{self.single_action_space.n - 1} (info['action_mask'] says which are legal now)")
         return array.astype(np.int64)
 
     def _fidelity_info(self, info: dict[str, Any], trained: np.ndarray) -> None:

@@ -191,3 +191,28 @@ def round_table(records: list[dict], lists: list[dict], minimum: int = 5) -> lis
                                 for surrogate in dict.fromkeys(row["surrogate"] for row in listed)}}
         table.append(entry)
     return table
+
+
+def format_round_table(table: list[dict]) -> str:
+    """The round table as text: a line per round and, under it, a line per agent and per kind of pick; each with
+    the count trained of those listed and, per surrogate of the bundle that chose the round, R2 / Kendall tau /
+    bias in % (noise-free prediction minus measured)."""
+    surrogates = list(dict.fromkeys(s for entry in table for s in entry.get("by_chooser", {})))
+    header = f"{'round':<6} {'part':<20} {'trained':>11} {'measured %':>10} " + " ".join(
+        f"{s + ': R2 / tau / bias %':>28}" for s in surrogates)
+    lines = [header]
+
+    def line(label: str, part: str, entry: dict, listed: int | None = None) -> str:
+        count = f"{entry['trained']}/{listed}" if listed is not None else str(entry["trained"])
+        measured = f"{100 * entry['measured_mean']:.2f}" if entry["trained"] else "-"
+        judged = " ".join(f"{entry[s]['r2']:>+9.2f} / {entry[s]['kendall_tau']:>+5.2f} / "
+                          f"{100 * entry[s]['bias']:>+5.2f}" if s in entry else f"{'-':>28}" for s in surrogates)
+        return f"{label:<6} {part:<20} {count:>11} {measured:>10} {judged}"
+
+    for entry in table:
+        lines.append(line(str(entry["round"]), f"all ({Path(entry['bundle']).name})", entry, entry["listed"]))
+        for group in ("by_kind", "by_chooser", "by_agent"):
+            for name, part in entry[group].items():
+                prefix = "searched on " if group == "by_chooser" else ""
+                lines.append(line("", f"{prefix}{name}", part))
+    return "\n".join(lines)
