@@ -401,3 +401,14 @@ def test_mutation_pairs_are_a_random_architecture_and_one_edit_of_it(space_name)
     for base, edited in zip(archs[0::2], archs[1::2]):
         assert any(np.array_equal(edited, n) for n in space.neighbours(base))
     assert len({space.to_string(a) for a in archs[0::2]}) == 10  # distinct random bases
+
+
+def test_a_collection_without_the_reserve_records_the_same_trainings(tmp_path):
+    jobs = plan("darts", "random", "train", 2, 1)
+    collect(tmp_path / "with.jsonl", SMOKE, jobs)
+    collect(tmp_path / "without.jsonl", SMOKE, jobs, reserve=False)
+    with_reserve, without = (read_records(tmp_path / name) for name in ("with.jsonl", "without.jsonl"))
+    assert all("reserve_accuracy" in r for r in with_reserve) and not any("reserve_accuracy" in r for r in without)
+    for a, b in zip(with_reserve, without):
+        assert (a["job"], a["val_accuracy_curve"], a["test_accuracy"]) == (b["job"], b["val_accuracy_curve"],
+                                                                            b["test_accuracy"])

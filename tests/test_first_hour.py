@@ -39,6 +39,13 @@ def test_a_folder_of_two_environments_plots_one_figure_each(tmp_path):
     assert main(["plot", str(tmp_path), "-o", str(tmp_path / "cli.png")]) == 0
 
 
+def test_every_figure_option_is_spelt_plot_and_names_the_file_it_writes(tmp_path, capsys):
+    quick_run("SurrNAS-DARTS-v0", "rs", tmp_path)
+    assert main(["plot", str(tmp_path), "--plot", str(tmp_path / "anytime")]) == 0
+    assert f"wrote {tmp_path / 'anytime.png'}" in capsys.readouterr().out
+    assert (tmp_path / "anytime.png").is_file() and not (tmp_path / "anytime").exists()
+
+
 def test_the_time_axis_speaks_the_budget_unit_and_coinciding_curves_are_named():
     assert time_unit(24 * 3600) == ("h", 3600.0) and time_unit(2 * 86400)[0] == "d"
     assert time_unit(90 * 60)[0] == "min" and time_unit(1000)[0] == "s"

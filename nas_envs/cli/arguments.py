@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 
 def positive_int(text: str) -> int:
@@ -19,3 +20,11 @@ def non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text}")
     return value
+
+
+def png_path(text: str) -> str:
+    """An argparse type: a figure's file name, ``.png`` added where it has no suffix (matplotlib adds it anyway, and
+    the command then names the file it wrote)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must be a file name, such as anytime.png")
+    return text if Path(text).suffix else f"{text}.png"

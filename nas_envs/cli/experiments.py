@@ -12,7 +12,7 @@ import numpy as np
 
 from nas_envs.agents.runner import AGENT_NAMES, AGENT_NEEDS, MULTI_FIDELITY_AGENT_NAMES, multi_fidelity
 from nas_envs.catalogue import FAMILIES
-from nas_envs.cli.arguments import non_negative_int, positive_int
+from nas_envs.cli.arguments import non_negative_int, png_path, positive_int
 from nas_envs.extras import require
 from nas_envs.parallel import worker_pool
 from nas_envs.progress import progress
@@ -253,7 +253,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
     plot = commands.add_parser("plot", help="anytime plot of runs: incumbent error against simulated time")
     plot.add_argument("dirs", nargs="+", help="run folders written by 'nas-envs run'")
-    plot.add_argument("-o", "--output", required=True, help="PNG file to write")
+    plot.add_argument("--plot", "-o", "--output", dest="output", required=True, type=png_path, metavar="PNG",
+                      help="PNG file to write (--plot, as in the other commands; -o and --output are the same)")
     plot.add_argument("--title", default=None)
     plot.set_defaults(handler=_plot)
 
@@ -261,7 +262,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     curve.add_argument("dir", help="run folder written by 'nas-envs run'")
     curve.add_argument("--agent", default=None, help="the agent whose runs to draw (needed when DIR holds several)")
     curve.add_argument("--window", type=positive_int, default=100, help="architectures per point")
-    curve.add_argument("--plot", default=None, metavar="PNG", help="also draw the curve")
+    curve.add_argument("--plot", default=None, type=png_path, metavar="PNG", help="also draw the curve")
     curve.set_defaults(handler=_curve)
 
     incumbents = commands.add_parser("incumbents", help="list every run's final incumbent (or its "
@@ -291,7 +292,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         "oneshot-report", help="one-shot runs: the benchmark's prediction of each epoch's genotype against the "
         "same genotypes trained for real (Kendall tau per optimiser; a figure)")
     oneshot_report.add_argument("dirs", nargs="+", help="folders written by 'nas-envs oneshot --out'")
-    oneshot_report.add_argument("--plot", default=None, help="PNG: one panel per optimiser and space")
+    oneshot_report.add_argument("--plot", default=None, type=png_path, metavar="PNG",
+                                help="PNG: one panel per optimiser and space")
     oneshot_report.set_defaults(handler=_oneshot_report)
 
     moea = commands.add_parser("moea", help="NSGA-II/III, MOEA/D, RVEA (pymoo), IBEA and HypE on CitySeg/MOP: HV "
@@ -302,9 +304,10 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     moea.add_argument("--evaluations", type=int, default=10_000)
     moea.add_argument("--out", default="runs/moea/runs.jsonl", help="JSON lines of finished runs (resumes)")
     moea.add_argument("--workers", type=positive_int, default=1, help="runs in parallel, one process each")
-    moea.add_argument("--plot", default=None, metavar="PNG", help="box plots of the runs' hypervolumes")
-    moea.add_argument("--front", default=None, metavar="PNG", help="the final population of the first problem's "
-                      "first algorithm, seed 0, over random architectures")
+    moea.add_argument("--plot", default=None, type=png_path, metavar="PNG", help="box plots of the runs' hypervolumes")
+    moea.add_argument("--front", default=None, type=png_path, metavar="PNG",
+                      help="the final population of the first problem's first algorithm, seed 0, over random "
+                      "architectures")
     moea.add_argument("--bundle", default=None, help="CitySeg bundle: a release (default: the newest) or a folder "
                       "written by 'nas-envs fit cityseg'")
     moea.set_defaults(handler=_moea)

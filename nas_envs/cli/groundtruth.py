@@ -26,7 +26,7 @@ def _collect(args: argparse.Namespace) -> int:
     jobs = plan(args.space, args.source, args.subset, args.n, seeds, start=args.start, trajectory=args.trajectory)
     path = Path(args.out) if args.out else data_path(protocol)
     collect(path, protocol, jobs, workers=args.workers, backend=args.backend, device=args.device,
-            threads=args.threads)
+            threads=args.threads, reserve=not args.no_reserve)
     return 0
 
 
@@ -210,6 +210,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     collect.add_argument("--protocol", default=None, help="protocol name (default: the space's bundled protocol)")
     collect.add_argument("--out", default=None, help="output .jsonl (default: assets/data/<protocol>.jsonl)")
     collect.add_argument("--device", default="cpu", help="torch device of the trainings, e.g. cuda (DARTS, FBNet)")
+    collect.add_argument("--no-reserve", action="store_true", help="skip the reserve reading after each training "
+                         "(the training images the protocol leaves unused, scored for the measurement-share analysis: "
+                         "about an eighth of a DARTS training's CPU); the training and its other fields are the same")
     collect.set_defaults(handler=_collect)
 
     rounds = commands.add_parser("search-round", help="run every agent on a DARTS bundle and list the architectures "
