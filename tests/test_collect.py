@@ -156,7 +156,9 @@ def test_evaluation_reads_accuracy_and_plain_cross_entropy_over_every_batch():
 
 def test_corrupted_line_in_the_middle_is_reported(tmp_path):
     out = tmp_path / "bad.jsonl"
-    out.write_text('{"job": "a"}\nnot json\n{"job": "b"}\n')
+    collect(out, SMOKE, plan("darts", "random", "train", 2, 1), workers=1)
+    first, second = out.read_text().splitlines()
+    out.write_text(f"{first}\nnot json\n{second}\n")
     with pytest.raises(ValueError, match="bad.jsonl:2: corrupted record"):
         read_records(out)
 
@@ -221,10 +223,11 @@ def test_snapshot_digest_describes_exactly_the_records_read(tmp_path):
     from nas_envs.groundtruth.records import snapshot
 
     path = tmp_path / "records.jsonl"
-    complete = b'{"a": 1}\n{"a": 2}\n'
-    path.write_bytes(complete + b'{"a": 3')  # a collector is writing the third line
+    collect(path, SMOKE, plan("darts", "random", "train", 2, 1), workers=1)
+    complete = path.read_bytes()
+    path.write_bytes(complete + b'{"job": "random/train/2/r0", "val')  # a collector is writing the third line
     records, digest, lines = snapshot(path)
-    assert records == [{"a": 1}, {"a": 2}] and lines == 2
+    assert [r["job"] for r in records] == ["random/train/0/r0", "random/train/1/r0"] and lines == 2
     assert digest == hashlib.sha256(complete).hexdigest()
 
 
@@ -288,8 +291,9 @@ def test_a_complete_last_record_without_its_newline_is_kept(tmp_path):
     from nas_envs.groundtruth.records import merge
 
     out = tmp_path / "data.jsonl"
-    out.write_text(json.dumps({"job": "a", "protocol": SMOKE}) + "\n" + json.dumps({"job": "b", "protocol": SMOKE}))
-    assert [r["job"] for r in read_records(out)] == ["a", "b"]
+    collect(out, SMOKE, plan("darts", "random", "train", 2, 1), workers=1)
+    out.write_text(out.read_text().rstrip("\n"))
+    assert [r["job"] for r in read_records(out)] == ["random/train/0/r0", "random/train/1/r0"]
     target = tmp_path / "merged.jsonl"
     assert merge(out, lambda protocol: target) == {SMOKE: 2}  # merge reads it too
     assert repair_tail(out) == 0 and out.read_text().endswith("}\n") and len(read_records(out)) == 2
@@ -412,3 +416,39 @@ def test_a_collection_without_the_reserve_records_the_same_trainings(tmp_path):
     for a, b in zip(with_reserve, without):
         assert (a["job"], a["val_accuracy_curve"], a["test_accuracy"]) == (b["job"], b["val_accuracy_curve"],
                                                                             b["test_accuracy"])
+
+
+@pytest.mark.parametrize("protocol", ["../../outside", "/tmp/absolute", "darts-unknown-v9"])
+def test_merge_refuses_a_protocol_that_is_not_in_the_catalogue_and_writes_nothing(tmp_path, protocol):
+    from nas_envs.groundtruth.records import merge
+
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    collect(elsewhere, SMOKE, plan("darts", "random", "train", 1, 1), workers=1)
+    record = json.loads(elsewhere.read_text())
+    elsewhere.write_text(json.dumps({**record, "protocol": protocol}) + "\n")
+    written = []
+    with pytest.raises(ValueError, match="unknown protocols .* nothing was merged"):
+        merge(elsewhere, lambda name: written.append(name) or tmp_path / "data" / f"{name}.jsonl")
+    assert written == [] and not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize(("field", "value", "words"), [
+    ("val_accuracy", float("nan"), "'val_accuracy' is nan; a measured fraction is a finite number in [0, 1]"),
+    ("val_accuracy", 1e308, "'val_accuracy' is 1e+308"),
+    ("test_accuracy", "0.9", "'test_accuracy' is '0.9'"),
+    ("train_seconds", -1.0, "measured seconds are a finite number >= 0"),
+    ("val_accuracy_curve", [0.5, float("inf")], "'val_accuracy_curve' must be a list of finite numbers"),
+    ("job", None, "field 'job' missing"),
+])
+def test_a_record_with_a_bad_number_or_field_is_refused_with_its_file_line_and_field(tmp_path, field, value, words):
+    path = tmp_path / "c.jsonl"
+    collect(path, SMOKE, plan("darts", "random", "train", 2, 1), workers=1)
+    lines = path.read_text().splitlines()
+    lines[1] = json.dumps({**json.loads(lines[1]), field: value})
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError) as error:
+        read_records(path)
+    assert str(error.value).startswith(f"{path}:2: ") and words in str(error.value)
+    path.write_text(lines[0] + "\n[]\n")
+    with pytest.raises(ValueError, match=r":2: not a record \(a JSON list"):
+        read_records(path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -51,10 +52,47 @@ def snapshot(path: Path) -> tuple[list[dict], str, int]:
     records = []
     for number, line in enumerate(data.splitlines(), 1):
         try:
-            records.append(json.loads(line))
+            record = json.loads(line)
         except json.JSONDecodeError as error:
             raise ValueError(f"{path}:{number}: corrupted record ({error.msg})") from None
+        problem = record_problem(record)
+        if problem:
+            raise ValueError(f"{path}:{number}: {problem}")
+        records.append(record)
     return records, hashlib.sha256(data).hexdigest(), len(records)
+
+
+#: measured fractions a record may hold, each finite and in [0, 1]
+FRACTIONS = ("val_accuracy", "test_accuracy", "reserve_accuracy", "val_miou")
+#: measured seconds, each finite and >= 0
+SECONDS = ("train_seconds", "train_cpu_seconds", "eval_seconds")
+
+
+def record_problem(record: object) -> str | None:
+    """What makes a line no record of a collection file, in a few words naming the field; None for a good one.
+    Losses may be infinite or NaN (a diverged training records its loss as it was); measured accuracies and
+    seconds never are."""
+    if not isinstance(record, dict):
+        return f"not a record (a JSON {type(record).__name__}, where an object is expected)"
+    for key in ("protocol", "job", "arch", "source", "subset"):
+        if not isinstance(record.get(key), str) or not record[key]:
+            return f"field {key!r} missing or not a non-empty string"
+    for key in FRACTIONS:
+        if key in record and not _finite_in(record[key], 0.0, 1.0):
+            return f"field {key!r} is {record[key]!r}; a measured fraction is a finite number in [0, 1]"
+    for key in SECONDS:
+        if key in record and not _finite_in(record[key], 0.0, math.inf):
+            return f"field {key!r} is {record[key]!r}; measured seconds are a finite number >= 0"
+    curve = record.get("val_accuracy_curve", [])
+    if not isinstance(curve, list) or not all(_finite_in(value, 0.0, 1.0) for value in curve):
+        return "field 'val_accuracy_curve' must be a list of finite numbers in [0, 1]"
+    if not isinstance(record.get("genes"), list) or not all(type(g) is int for g in record["genes"]):
+        return "field 'genes' missing or not a list of integers"
+    return None
+
+
+def _finite_in(value: object, low: float, high: float) -> bool:
+    return type(value) in (int, float) and math.isfinite(value) and low <= value <= high
 
 
 @contextmanager
@@ -74,7 +112,13 @@ def merge(source: Path, destination: Callable[[str], Path]) -> dict[str, int]:
     """Append the records of ``source`` (a collection file made elsewhere) to ``destination(protocol)``, one
     checked record per line through the same append-only writer, skipping jobs the destination already holds.
     Returns the number appended per protocol."""
+    from nas_envs.groundtruth.protocols import PROTOCOLS
+
     records = read_records(source)
+    unknown = sorted({r["protocol"] for r in records} - set(PROTOCOLS))
+    if unknown:
+        raise ValueError(f"{source}: records of unknown protocols {unknown[:3]}; allowed: the protocols of "
+                         f"nas_envs.groundtruth.protocols ({', '.join(sorted(PROTOCOLS))}); nothing was merged")
     added: dict[str, int] = {}
     for protocol in sorted({r["protocol"] for r in records}):
         path = destination(protocol)
