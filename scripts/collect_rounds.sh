@@ -8,6 +8,8 @@
 #   RANDOM_ARCHS  uniformly random training architectures, one seed each (from RANDOM_FROM)
 #   TRAJ          with TRAJECTORY=FILE (a committed trajectory of 'nas-envs run', or a search round's list of
 #                 'nas-envs search-round'): architectures an optimiser visited, one seed each (from TRAJ_FROM)
+# NO_RESERVE=1 skips the reserve reading of every stream but the noise subset's (about an eighth of a DARTS
+# training's CPU; the measurement-share analysis reads it on the noise subset).
 # Before the first round, FIRST="FILE:SEEDS ..." trains every architecture of each committed list ('nas-envs
 # incumbents', e.g. an incumbent trajectory for the validity test) with SEEDS seeds.
 # WORKERS collector processes run the same rounds and split the jobs between them (lock and claims), one training
@@ -19,7 +21,7 @@
 # A DARTS search round, four of its architectures to one uniform training (a noise-subset architecture's 3 seeds
 # and one random architecture):
 #   TRAJECTORY=assets/data/trajectories/search/round-00.jsonl TRAJ=16 NOISE=1 NOISE_FROM=110 RANDOM_ARCHS=1 \
-#     RANDOM_FROM=600 REGIONS="" nohup nice -n 10 scripts/collect_rounds.sh darts 8 2 &
+#     RANDOM_FROM=600 REGIONS="" NO_RESERVE=1 nohup nice -n 10 scripts/collect_rounds.sh darts 8 2 &
 # Usage: [PROTOCOL=P NOISE=8 RANDOM_ARCHS=30 REGIONS="param-free:2" TRAJECTORY=FILE TRAJ=4 FIRST=""
 #         NOISE_FROM=0 RANDOM_FROM=0 REGION_FROM=0 TRAJ_FROM=0] scripts/collect_rounds.sh SPACE [ROUNDS] [WORKERS]
 set -euo pipefail
@@ -28,6 +30,7 @@ rounds=${2:-100}
 workers=${3:-2}
 noise=${NOISE:-8}; random=${RANDOM_ARCHS:-30}; regions=${REGIONS-param-free:2}
 trajectory=${TRAJECTORY:-}; traj=${TRAJ:-4}
+no_reserve=(); if [[ ${NO_RESERVE:-0} == 1 ]]; then no_reserve=(--no-reserve); fi
 protocol=(); if [[ -n ${PROTOCOL:-} ]]; then protocol=(--protocol "$PROTOCOL"); fi
 repo=$(cd "$(dirname "$0")/.." && pwd)
 snapshot=$(mktemp -d /tmp/nas-envs-collector.XXXXXX)
@@ -54,11 +57,15 @@ rounds_loop() {
     if [[ -n "$trajectory" ]]; then
       read -r start n < <(block "$traj" "$r" "${TRAJ_FROM:-0}" | awk '{print $2, $4}')
       ((n > listed)) && n=$listed
-      if ((start < n)); then collect --trajectory "$repo/$trajectory" --seeds 1 --start "$start" --n "$n" || true; fi
+      if ((start < n)); then
+        collect --trajectory "$repo/$trajectory" --seeds 1 --start "$start" --n "$n" "${no_reserve[@]}" || true
+      fi
     fi
     collect --subset noise --seeds 3 $(block "$noise" "$r" "${NOISE_FROM:-0}")
-    for entry in $regions; do collect --source "${entry%%:*}" --seeds 1 $(block "${entry##*:}" "$r" "${REGION_FROM:-0}"); done
-    collect --seeds 1 $(block "$random" "$r" "${RANDOM_FROM:-0}")
+    for entry in $regions; do
+      collect --source "${entry%%:*}" --seeds 1 $(block "${entry##*:}" "$r" "${REGION_FROM:-0}") "${no_reserve[@]}"
+    done
+    collect --seeds 1 $(block "$random" "$r" "${RANDOM_FROM:-0}") "${no_reserve[@]}"
   done
 }
 for ((w = 0; w < workers; w++)); do rounds_loop & done
