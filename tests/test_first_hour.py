@@ -279,3 +279,28 @@ def test_command_messages_reach_the_stderr_of_the_moment():
             configure_output(quiet=False)
             logging.getLogger("nas_envs.agents.runner").warning("seeds already there")
         assert buffer.getvalue() == "seeds already there\n"
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["moea", "--problems", "3-1"], "argument --problems: '3-1': CitySeg/MOP problems run from 1 to 15"),
+    (["moea", "--problems", "1-"], "argument --problems: '1-' is not a list of CitySeg/MOP problems"),
+    (["moea", "--problems", "a"], "is not a list of CitySeg/MOP problems: write e.g. 1-15"),
+    (["moea", "--problems", "16"], "run from 1 to 15"),
+    (["moea", "--runs", "-1"], "argument --runs: must be an integer >= 1, got -1"),
+    (["moea", "--evaluations", "0"], "argument --evaluations: must be an integer >= 1, got 0"),
+    (["collect", "darts", "--n", "-1"], "argument --n: must be an integer >= 1, got -1"),
+    (["collect", "darts", "--n", "2", "--seeds", "0"], "argument --seeds: must be an integer >= 1, got 0"),
+    (["run", "--env", "SurrNAS-DARTS-v0", "--agent", "rs", "--budget", "1h", "--seeds", "x"],
+     "argument --seeds: must be an integer, got 'x'"),
+])
+def test_command_line_numbers_are_checked_where_they_are_given(argv, words, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2 and words in capsys.readouterr().err
+
+
+def test_a_one_shot_search_needs_two_batches_of_images():
+    from nas_envs.oneshot.search import SearchSettings
+
+    with pytest.raises(ValueError, match="images must be at least two batches"):
+        SearchSettings(images=1)

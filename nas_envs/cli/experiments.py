@@ -12,7 +12,7 @@ import numpy as np
 
 from nas_envs.agents.runner import AGENT_NAMES, AGENT_NEEDS, MULTI_FIDELITY_AGENT_NAMES, multi_fidelity
 from nas_envs.catalogue import FAMILIES
-from nas_envs.cli.arguments import non_negative_int, png_path, positive_int
+from nas_envs.cli.arguments import non_negative_int, number_range, png_path, positive_int
 from nas_envs.extras import require
 from nas_envs.parallel import worker_pool
 from nas_envs.progress import progress
@@ -138,7 +138,7 @@ def _moea(args: argparse.Namespace) -> int:
     )
     from nas_envs.files import AppendOnlyWriter, repair_tail
 
-    problems = _number_range(args.problems)
+    problems = args.problems
     algorithms = MOEAS if args.algorithms == "all" else tuple(args.algorithms.split(","))
     out = Path(args.out)
     repair_tail(out)  # a run killed while writing its line leaves a partial line: dropped, and that run redone
@@ -218,15 +218,6 @@ def _oneshot_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _number_range(text: str) -> list[int]:
-    """``"1-15"`` or ``"1,3,5"`` -> problem numbers."""
-    numbers = []
-    for part in text.split(","):
-        low, _, high = part.partition("-")
-        numbers += list(range(int(low), int(high or low) + 1))
-    return numbers
-
-
 def add_commands(commands: argparse._SubParsersAction) -> None:
     listing = commands.add_parser("list", help="list the registered environment ids")
     listing.set_defaults(handler=_list)
@@ -298,10 +289,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
     moea = commands.add_parser("moea", help="NSGA-II/III, MOEA/D, RVEA (pymoo), IBEA and HypE on CitySeg/MOP: HV "
                                "table")
-    moea.add_argument("--problems", default="1-15", help="e.g. 1-15 or 1,6,15")
+    moea.add_argument("--problems", default=list(range(1, len(FAMILIES["cityseg"].benchmarks) + 1)),
+                      type=number_range(1, len(FAMILIES["cityseg"].benchmarks), "CitySeg/MOP problems"),
+                      help="e.g. 1-15 or 1,6,15 (default: all)")
     moea.add_argument("--algorithms", default="all", help="all or a comma list of nsga2,nsga3,moead,rvea,ibea,hype")
-    moea.add_argument("--runs", type=int, default=5, help="seeds per problem and algorithm")
-    moea.add_argument("--evaluations", type=int, default=10_000)
+    moea.add_argument("--runs", type=positive_int, default=5, help="seeds per problem and algorithm")
+    moea.add_argument("--evaluations", type=positive_int, default=10_000)
     moea.add_argument("--out", default="runs/moea/runs.jsonl", help="JSON lines of finished runs (resumes)")
     moea.add_argument("--workers", type=positive_int, default=1, help="runs in parallel, one process each")
     moea.add_argument("--plot", default=None, type=png_path, metavar="PNG", help="box plots of the runs' hypervolumes")

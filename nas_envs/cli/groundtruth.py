@@ -192,8 +192,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
     collect = commands.add_parser("collect", help="train architectures for real and append the results")
     collect.add_argument("space", choices=list(FAMILIES))
-    collect.add_argument("--n", type=int, required=True, help="architectures 0..n-1 of the stream (resumes)")
-    collect.add_argument("--start", type=int, default=0, help="first architecture index of the stream")
+    collect.add_argument("--n", type=positive_int, required=True, help="architectures 0..n-1 of the stream (resumes)")
+    collect.add_argument("--start", type=non_negative_int, default=0, help="first architecture index of the stream")
     collect.add_argument("--source", default="random", choices=SOURCES,
                          help="uniformly random, or an extreme region of the space (pool-heavy: DARTS only; "
                          "one-block: FBNet only)")
@@ -202,7 +202,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     collect.add_argument("--trajectory", default="", help="train the architectures of this file: a trajectory of "
                          "'nas-envs run' (those after its first 100 evaluations) or a list of 'nas-envs incumbents' "
                          "(all); commit it under assets/data/trajectories/<source>/")
-    collect.add_argument("--seeds", type=int, default=None, help="seeds per architecture")
+    collect.add_argument("--seeds", type=positive_int, default=None, help="seeds per architecture")
     collect.add_argument("--workers", type=positive_int, default=1, help="trainings at a time (worker processes)")
     collect.add_argument("--threads", type=positive_int, default=1, help="torch threads per worker (one per core "
                          "is fastest on a CPU)")

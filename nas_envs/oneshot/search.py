@@ -58,6 +58,9 @@ class SearchSettings:
             raise ValueError(f"unknown one-shot space {self.space!r}; allowed: {sorted(SEARCH_SPACES)}")
         if self.epochs < 1:
             raise ValueError(f"epochs must be >= 1, got {self.epochs}")
+        if self.images is not None and self.images < 2 * self.batch_size:
+            raise ValueError(f"images must be at least two batches ({2 * self.batch_size}: one for the weights, one "
+                             f"for the architecture), got {self.images}")
 
 
 def derive_genes(strengths: np.ndarray, ops: tuple[str, ...]) -> np.ndarray:
