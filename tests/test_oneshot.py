@@ -1,6 +1,8 @@
 """One-shot NAS monitored by the benchmark: the derivation rule, the three mixing methods, resumable runs."""
 
 import json
+import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -67,6 +69,21 @@ def test_a_killed_search_resumes_as_if_it_had_not_stopped(tmp_path, monkeypatch)
     assert {"xgb", "gin", "xgb+gin"} == set(whole[-1]["surrogates"])
     with pytest.raises(ValueError, match="other settings"):
         run_search(SearchSettings(method="darts", epochs=2, images=256, layers=3), tmp_path / "cut.jsonl")
+
+    # a state file someone replaced with a pickle that runs code is refused, and the code never runs
+    (tmp_path / "cut.jsonl").write_text((tmp_path / "cut.jsonl").read_text().splitlines()[0] + "\n")
+    torch.save({"epoch": 1, "payload": _Payload(tmp_path / "ran")}, tmp_path / "cut.state.pt")
+    with pytest.raises(pickle.UnpicklingError):
+        run_search(settings, tmp_path / "cut.jsonl")
+    assert not (tmp_path / "ran").exists()
+
+
+class _Payload:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (Path.touch, (self.path,))
 
 
 @pytest.mark.slow

@@ -129,7 +129,7 @@ def run_search(settings: SearchSettings, out: Path) -> list[dict]:
     architecture = torch.optim.Adam(model.architecture_parameters(), lr=settings.arch_lr, betas=(0.5, 0.999),
                                     weight_decay=1e-3)
     generator = torch.Generator().manual_seed(settings.seed)
-    state = torch.load(state_path, weights_only=False) if done and state_path.exists() else None
+    state = torch.load(state_path, weights_only=True) if done and state_path.exists() else None  # no unpickling
     if state is not None:
         model.load_state_dict(state["model"])
         weights.load_state_dict(state["weights"])
