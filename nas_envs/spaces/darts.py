@@ -67,6 +67,7 @@ class DartsSpace(SearchSpace):
     """The DARTS space: 32 decisions, 7 actions (an input index or an op index, depending on the step)."""
 
     name = "darts"
+    feature_versions = (1, 2)  # 2: with graph_features
     num_decisions = 2 * GENES_PER_CELL
     num_actions = len(OPS)
     ops = OPS
@@ -323,11 +324,50 @@ class DartsSpace(SearchSpace):
         columns plus the log params/FLOPs that the XGB surrogate appends cross-validate better than on the bits with
         op counts (``python scripts/xgb_features.py`` compares them).
         """
-        self.feature_version(version)
+        version = self.feature_version(version)
         archs = np.asarray(archs, dtype=np.int64).reshape(-1, self.num_decisions)
         cost_features = self.cost_features(archs) if cost_features is None else cost_features
-        return np.concatenate([cost_features, self._edges_used(archs), self.cell_depths(archs)],
-                              axis=1).astype(np.float32)
+        columns = [cost_features, self._edges_used(archs), self.cell_depths(archs)]
+        if version >= 2:
+            columns.append(self.graph_features(archs))
+        return np.concatenate(columns, axis=1).astype(np.float32)
+
+    def graph_features(self, archs: np.ndarray) -> np.ndarray:
+        """Neural graph features of both cells (after Kadlecova et al., ICML 2024): per cell and per cell input,
+        the nodes it reaches, the edges reading it, the count of each op on the paths from it to the cell output,
+        and the fewest and most convolutions on such a path (the fewest is 0 where a parameter-free shortcut
+        joins the input to the output); -1 where the input reaches nothing. Float32 ``(N, 2 x 2 x 11)``. Every
+        intermediate node feeds the cell output, so a path from an input to the output is a path to any node."""
+        nodes = np.asarray(archs, dtype=np.int64).reshape(-1, 2, NUM_NODES, GENES_PER_NODE)
+        n = len(nodes)
+        is_conv = np.array([op.startswith(("sep", "dil")) for op in OPS])
+        out = np.zeros((n, 2, 2, 4 + len(OPS)), dtype=np.float32)
+        for source in (0, 1):
+            reach = np.zeros((n, 2, NUM_NODES + 2), dtype=bool)
+            reach[..., source] = True
+            fewest = np.full((n, 2, NUM_NODES + 2), np.inf)
+            most = np.full((n, 2, NUM_NODES + 2), -np.inf)
+            fewest[..., source] = most[..., source] = 0
+            op_counts = np.zeros((n, 2, len(OPS)))
+            for node in range(NUM_NODES):
+                for slot_in, slot_op in ((_IN_A, _OP_A), (_IN_B, _OP_B)):
+                    src, op = nodes[:, :, node, slot_in], nodes[:, :, node, slot_op]
+                    from_source = np.take_along_axis(reach, src[..., None], axis=2)[..., 0]
+                    reach[..., node + 2] |= from_source
+                    np.add.at(op_counts, (*np.nonzero(from_source), op[from_source]), 1)
+                    step = is_conv[op]
+                    fewest[..., node + 2] = np.minimum(
+                        fewest[..., node + 2], np.take_along_axis(fewest, src[..., None], axis=2)[..., 0] + step)
+                    most[..., node + 2] = np.maximum(
+                        most[..., node + 2], np.take_along_axis(most, src[..., None], axis=2)[..., 0] + step)
+            inner = slice(2, None)
+            reached = reach[..., inner].sum(axis=2)
+            out[:, :, source, 0] = reached
+            out[:, :, source, 1] = (nodes[..., _INPUTS] == source).sum(axis=(2, 3))
+            out[:, :, source, 2] = np.where(reached > 0, fewest[..., inner].min(axis=2), -1)
+            out[:, :, source, 3] = np.where(reached > 0, most[..., inner].max(axis=2), -1)
+            out[:, :, source, 4:] = op_counts
+        return out.reshape(n, -1)
 
     def _edges_used(self, archs: np.ndarray) -> np.ndarray:
         """Per cell, whether each of the 14 edges is active: float32 ``(N, 28)``, :meth:`one_hot` summed over the ops
