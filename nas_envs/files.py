@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -103,3 +105,57 @@ class AppendOnlyWriter:
 
     def close(self) -> None:
         os.close(self._fd)
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive lock shared by every writer of ``path`` (``<path>.lock``; released if the holder dies)."""
+    from filelock import FileLock  # an extra's module: only commands that write result files need it
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(path.with_name(path.name + ".lock")):
+        yield
+
+
+def read_json_lines(path: Path, check: Callable[[dict], str | None] | None = None) -> list[dict]:
+    """The objects of a JSON-lines file that only grows. A partial last line (its writer killed mid-line; it
+    resumes past it) is left out with a warning; anything else that is not one JSON object a line (a blank line,
+    corrupted JSON, ``[]``, or what ``check`` names: it returns what is wrong, or None) is refused as
+    ``FILE:LINE: what is wrong``."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n") and not complete_tail(data):
+        complete = data.rfind(b"\n") + 1
+        warnings.warn(f"{path}: a partial last line ({len(data) - complete} bytes) is not read", stacklevel=2)
+        data = data[:complete]
+    rows = []
+    for number, line in enumerate(data.splitlines(), 1):
+        try:
+            row = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise ValueError(f"{path}:{number}: not a JSON line ({getattr(error, 'msg', error)})") from None
+        problem = f"a JSON {type(row).__name__} where an object is expected" if not isinstance(row, dict) else \
+            check(row) if check is not None else None
+        if problem:
+            raise ValueError(f"{path}:{number}: {problem}")
+        rows.append(row)
+    return rows
+
+
+def append_new(path: Path, rows: list[dict], key: Callable[[dict], Hashable],
+               check: Callable[[dict], str | None] | None = None) -> int:
+    """Append the ``rows`` whose ``key`` the file does not hold yet, under the file's lock (so that two writers
+    at once never write a row twice); returns how many were appended."""
+    with locked(path):
+        repair_tail(path)
+        present = {key(row) for row in read_json_lines(path, check)}
+        fresh = [row for row in rows if key(row) not in present]
+        writer = AppendOnlyWriter(path)
+        try:
+            for row in fresh:
+                writer.append(row)
+        finally:
+            writer.close()
+    return len(fresh)

@@ -78,9 +78,10 @@ def recorded_output(name: str, section: str | None = None, from_last: str | None
 
 
 def moea_table(path: str, evaluations: str) -> str:
-    from nas_envs.agents.moea import baseline_table, paper_ordering_table
+    from nas_envs.agents.moea import baseline_table, moea_run_problem, paper_ordering_table
+    from nas_envs.files import read_json_lines
 
-    runs = [json.loads(line) for line in (ROOT / path).read_text().splitlines()]
+    runs = read_json_lines(ROOT / path, moea_run_problem)
     selected = [r for r in runs if r["evaluations_asked"] == int(evaluations)]
     bundles = {r.get("bundle") for r in selected}
     if len(bundles) > 1:

@@ -2,6 +2,8 @@
 
 import json
 import shutil
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -254,3 +256,36 @@ def test_moea_command_runs_in_parallel_and_resumes(bundle, monkeypatch, tmp_path
     assert main(command) == 0
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert lines[0] == other and lines[1:] == rows[1:] + rows[:1]
+
+
+def test_two_moea_commands_on_one_runs_file_write_each_run_once(bundle, tmp_path):
+    out = tmp_path / "runs.jsonl"
+    command = [sys.executable, "-m", "nas_envs.cli", "--quiet", "moea", "--problems", "2", "--algorithms", "nsga2",
+               "--runs", "3", "--evaluations", "210", "--out", str(out), "--bundle", str(bundle[0])]
+    racers = [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+              for _ in range(2)]
+    assert all(racer.wait(timeout=300) == 0 for racer in racers), [racer.stderr.read() for racer in racers]
+    seeds = [json.loads(line)["seed"] for line in out.read_text().splitlines()]
+    assert sorted(seeds) == [0, 1, 2]
+
+
+@pytest.mark.parametrize(("line", "words"), [
+    ("", "not a JSON line"), ("[]", "a JSON list where an object is expected"), ("{\"hv\": 0.5}", "field 'problem'"),
+    ("HV", "not a JSON line"),
+])
+def test_a_runs_file_with_a_bad_line_in_the_middle_is_refused_with_file_and_line(bundle, tmp_path, line, words,
+                                                                                capsys):
+    from nas_envs.cli import main
+
+    out = tmp_path / "runs.jsonl"
+    command = ["moea", "--problems", "2", "--algorithms", "nsga2", "--runs", "1", "--evaluations", "210", "--out",
+               str(out), "--bundle", str(bundle[0])]
+    assert main(command) == 0
+    good = out.read_text()
+    for bad in ({**json.loads(good), "hv": float("nan")}, {**json.loads(good), "hv": 1e308}):
+        out.write_text(json.dumps(bad) + "\n" + good)
+        assert main(command) == 2
+        assert "runs.jsonl:1: field 'hv' is" in capsys.readouterr().err
+    out.write_text(good + line + "\n" + good)
+    assert main(command) == 2
+    assert f"runs.jsonl:2: {words}" in capsys.readouterr().err

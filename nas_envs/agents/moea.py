@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from nas_envs import make_benchmark
+from nas_envs.benchmarks import CITYSEG_PROBLEMS
 from nas_envs.benchmarks.base import objective_matrix
 from nas_envs.benchmarks.cityseg_problems import POPULATION
 from nas_envs.benchmarks.pymoo_adapter import BenchmarkProblem
@@ -126,6 +127,32 @@ def run_moea(problem: int, algorithm: str, seed: int, evaluations: int = 10_000,
         "hv": benchmark.hypervolume(objective_matrix(benchmark, benchmark.evaluate(final, noise=False))),
         "bundle": benchmark.bundle.manifest_sha256,
     }
+
+
+def moea_run_key(row: dict) -> tuple:
+    """What makes a run of ``nas-envs moea`` the same run: its bundle, problem, algorithm, seed and budget."""
+    return row.get("bundle"), row["problem"], row["algorithm"], row["seed"], row.get("evaluations_asked")
+
+
+def moea_run_problem(row: dict) -> str | None:
+    """What makes a line no run of ``nas-envs moea`` (naming the field), or None: a runs file is read with it, so
+    that no table averages in a line it should not."""
+    def whole(value: object, low: int) -> bool:
+        return type(value) is int and value >= low
+
+    if not (whole(row.get("problem"), 1) and row["problem"] <= len(CITYSEG_PROBLEMS)):
+        return f"field 'problem' is {row.get('problem')!r}; a problem is an integer from 1 to {len(CITYSEG_PROBLEMS)}"
+    if row.get("algorithm") not in MOEAS:
+        return f"field 'algorithm' is {row.get('algorithm')!r}; allowed: {', '.join(MOEAS)}"
+    for field, low in (("seed", 0), ("evaluations", 0), ("evaluations_asked", 1)):
+        if not whole(row.get(field), low):
+            return f"field {field!r} is {row.get(field)!r}; it is an integer >= {low}"
+    hv = row.get("hv")
+    if type(hv) not in (int, float) or not 0.0 <= hv <= 1.0:  # NaN fails both comparisons
+        return f"field 'hv' is {hv!r}; a normalised hypervolume is a finite number in [0, 1]"
+    if not isinstance(row.get("bundle"), str):
+        return "field 'bundle' (the manifest sha256 of the bundle the run used) is missing"
+    return None
 
 
 def final_population(result) -> np.ndarray:

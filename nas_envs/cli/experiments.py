@@ -131,34 +131,35 @@ def _moea(args: argparse.Namespace) -> int:
     from nas_envs.agents.moea import (
         MOEAS,
         baseline_table,
+        moea_run_key,
+        moea_run_problem,
         paper_ordering_table,
         plot_front,
         plot_hypervolumes,
         run_moea,
     )
-    from nas_envs.files import AppendOnlyWriter, repair_tail
+    from nas_envs.files import append_new, read_json_lines
 
+    require("filelock", "moea", "nas-envs moea")
     problems = args.problems
     algorithms = MOEAS if args.algorithms == "all" else tuple(args.algorithms.split(","))
     out = Path(args.out)
-    repair_tail(out)  # a run killed while writing its line leaves a partial line: dropped, and that run redone
     bundle = make_benchmark("cityseg-mop1", bundle=args.bundle).bundle.manifest_sha256
     # runs of another bundle (or of none recorded) stay in the file but are neither counted as done nor shown
-    done = [row for line in out.read_text().splitlines() if (row := json.loads(line)).get("bundle") == bundle] \
-        if out.exists() else []
-    keys = {(r["problem"], r["algorithm"], r["seed"], r["evaluations_asked"]) for r in done}
+    done = [row for row in read_json_lines(out, moea_run_problem) if row.get("bundle") == bundle]
+    keys = {moea_run_key(r) for r in done}
     todo = [(problem, algorithm, seed) for problem in problems for algorithm in algorithms for seed in range(args.runs)
-            if (problem, algorithm, seed, args.evaluations) not in keys]
-    writer = AppendOnlyWriter(out)
+            if (bundle, problem, algorithm, seed, args.evaluations) not in keys]
     with worker_pool(args.workers) as pool:
         futures = [pool.submit(run_moea, problem, algorithm, seed, args.evaluations, None, args.bundle)
                    for problem, algorithm, seed in todo]
         for future in progress(as_completed(futures), total=len(futures), desc="MOEA runs"):  # resumable
             row = {**future.result(), "evaluations_asked": args.evaluations}
-            writer.append(row)
-            done.append(row)
-            logging.getLogger("nas_envs.moea").info(json.dumps(row))
-    writer.close()
+            # another 'moea --out' on the same file may have written this run meanwhile: then it is not written again
+            if append_new(out, [row], moea_run_key, moea_run_problem):
+                done.append(row)
+            logging.getLogger("nas_envs.moea").debug(json.dumps(row))
+    done = [row for row in read_json_lines(out, moea_run_problem) if row.get("bundle") == bundle]
     selected = [r for r in done if r["problem"] in problems and r["evaluations_asked"] == args.evaluations]
     print(baseline_table(selected))
     print()

@@ -11,14 +11,11 @@ import hashlib
 import json
 import math
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
-from filelock import FileLock
-
 # the collection's writer and repair are those of every JSON-lines file (re-exported for the collector)
-from nas_envs.files import AppendOnlyWriter, complete_tail, repair_tail  # noqa: F401
+from nas_envs.files import AppendOnlyWriter, complete_tail, locked, repair_tail  # noqa: F401
 
 
 def read_records(path: Path) -> list[dict]:
@@ -93,14 +90,6 @@ def record_problem(record: object) -> str | None:
 
 def _finite_in(value: object, low: float, high: float) -> bool:
     return type(value) in (int, float) and math.isfinite(value) and low <= value <= high
-
-
-@contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """An exclusive lock shared by every writer of ``path`` (``<path>.lock``; released if the holder dies)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(path.with_name(path.name + ".lock")):
-        yield
 
 
 def done_jobs(path: Path, protocol: str) -> set[str]:
