@@ -258,3 +258,26 @@ def test_masks_come_from_a_read_only_table_that_agrees_with_the_rule():
     with pytest.raises(ValueError):
         mask[0] = 0  # a shared row: writing to it would change every later mask
     assert not space.action_mask(rng.integers(5, 9, size=2)).any()  # a prefix no environment builds: nothing legal
+
+
+def test_graph_features_read_paths_from_each_cell_input():
+    # DARTS V2's normal cell: node 2 = sep(0) + sep(1), node 3 = sep(0) + sep(1), node 4 = sep(1) + skip(0),
+    # node 5 = skip(0) + dil(2)
+    features = SPACE.graph_features(SPACE.from_string(DARTS_V2)[None]).reshape(2, 2, 11)
+    reached, read_by, fewest, most, *ops = features[0, 0]  # normal cell, input 0
+    assert (reached, read_by, fewest, most) == (4, 4, 0, 2)  # a skip joins input 0 to the output: 0 convolutions
+    assert dict(zip(OPS, ops)) == {"max_pool_3x3": 0, "avg_pool_3x3": 0, "skip_connect": 2, "sep_conv_3x3": 2,
+                                   "sep_conv_5x5": 0, "dil_conv_3x3": 1, "dil_conv_5x5": 0}
+    assert tuple(features[0, 1, :4]) == (4, 3, 1, 2)  # input 1 reaches the output through one convolution at least
+    assert SPACE.features(SPACE.sample(3, seed=0)).shape == (3, 58 + 44)
+    assert SPACE.features(SPACE.sample(3, seed=0), version=1).shape == (3, 58)
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**31))
+def test_graph_features_agree_with_each_other(seed):
+    features = SPACE.graph_features(SPACE.sample(1, seed=seed)).reshape(2, 2, 11)
+    for cell in features:
+        for reached, read_by, fewest, most, *ops in cell:  # node 2 reads both inputs: each reaches a node
+            assert 1 <= reached <= 4 and 1 <= read_by <= 4 and 0 <= fewest <= most <= 4
+            assert read_by <= sum(ops) <= 8 and most <= sum(ops[3:])  # convolutions are the last four ops

@@ -334,40 +334,14 @@ class DartsSpace(SearchSpace):
 
     def graph_features(self, archs: np.ndarray) -> np.ndarray:
         """Neural graph features of both cells (after Kadlecova et al., ICML 2024): per cell and per cell input,
-        the nodes it reaches, the edges reading it, the count of each op on the paths from it to the cell output,
-        and the fewest and most convolutions on such a path (the fewest is 0 where a parameter-free shortcut
-        joins the input to the output); -1 where the input reaches nothing. Float32 ``(N, 2 x 2 x 11)``. Every
-        intermediate node feeds the cell output, so a path from an input to the output is a path to any node."""
-        nodes = np.asarray(archs, dtype=np.int64).reshape(-1, 2, NUM_NODES, GENES_PER_NODE)
-        n = len(nodes)
-        is_conv = np.array([op.startswith(("sep", "dil")) for op in OPS])
-        out = np.zeros((n, 2, 2, 4 + len(OPS)), dtype=np.float32)
-        for source in (0, 1):
-            reach = np.zeros((n, 2, NUM_NODES + 2), dtype=bool)
-            reach[..., source] = True
-            fewest = np.full((n, 2, NUM_NODES + 2), np.inf)
-            most = np.full((n, 2, NUM_NODES + 2), -np.inf)
-            fewest[..., source] = most[..., source] = 0
-            op_counts = np.zeros((n, 2, len(OPS)))
-            for node in range(NUM_NODES):
-                for slot_in, slot_op in ((_IN_A, _OP_A), (_IN_B, _OP_B)):
-                    src, op = nodes[:, :, node, slot_in], nodes[:, :, node, slot_op]
-                    from_source = np.take_along_axis(reach, src[..., None], axis=2)[..., 0]
-                    reach[..., node + 2] |= from_source
-                    np.add.at(op_counts, (*np.nonzero(from_source), op[from_source]), 1)
-                    step = is_conv[op]
-                    fewest[..., node + 2] = np.minimum(
-                        fewest[..., node + 2], np.take_along_axis(fewest, src[..., None], axis=2)[..., 0] + step)
-                    most[..., node + 2] = np.maximum(
-                        most[..., node + 2], np.take_along_axis(most, src[..., None], axis=2)[..., 0] + step)
-            inner = slice(2, None)
-            reached = reach[..., inner].sum(axis=2)
-            out[:, :, source, 0] = reached
-            out[:, :, source, 1] = (nodes[..., _INPUTS] == source).sum(axis=(2, 3))
-            out[:, :, source, 2] = np.where(reached > 0, fewest[..., inner].min(axis=2), -1)
-            out[:, :, source, 3] = np.where(reached > 0, most[..., inner].max(axis=2), -1)
-            out[:, :, source, 4:] = op_counts
-        return out.reshape(n, -1)
+        the nodes it reaches, the edges reading it, the fewest and most convolutions on a path from it to the cell
+        output (the fewest is 0 where a parameter-free shortcut joins the input to the output), and the count of
+        each op on such paths; -1 for the fewest and most where the input reaches nothing. Float32
+        ``(N, 2 x 2 x 11)``. Every intermediate node feeds the cell output, so a path from an input to the output is
+        a path to any intermediate node."""
+        cells = np.asarray(archs, dtype=np.int64).reshape(-1, GENES_PER_CELL)
+        return np.array([_cell_graph_features(tuple(cell.tolist())) for cell in cells],
+                        dtype=np.float32).reshape(-1, 2 * 2 * _GRAPH_FEATURES)
 
     def _edges_used(self, archs: np.ndarray) -> np.ndarray:
         """Per cell, whether each of the 14 edges is active: float32 ``(N, 28)``, :meth:`one_hot` summed over the ops
@@ -461,6 +435,34 @@ class DartsSpace(SearchSpace):
 _CELL_INDEX = np.arange(2)[None, :, None, None]  # (architecture, cell, node, slot) broadcasting of the cell
 _EDGE_OFFSETS = np.asarray(EDGE_OFFSET)[None, None, :, None]
 _INPUT_CODES = NUM_NODES + 2  # a node's two inputs (each < this) as one code: input_a * _INPUT_CODES + input_b
+
+
+_CONV = tuple(op.startswith(("sep", "dil")) for op in OPS)
+_GRAPH_FEATURES = 4 + len(OPS)  # per cell input: reached, read by, fewest and most convolutions, op counts
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _cell_graph_features(cell: tuple[int, ...]) -> tuple[float, ...]:
+    """:meth:`DartsSpace.graph_features` of one cell's 16 genes, for cell input 0 then 1 (a plain loop over the
+    cell's 8 edges: microseconds, and searches revisit cells, hence the cache)."""
+    out: list[float] = []
+    for source in (0, 1):
+        fewest: dict[int, float] = {source: 0}
+        most: dict[int, float] = {source: 0}
+        op_counts = [0] * len(OPS)
+        for node in range(NUM_NODES):
+            for slot_in, slot_op in ((_IN_A, _OP_A), (_IN_B, _OP_B)):
+                src, op = cell[node * GENES_PER_NODE + slot_in], cell[node * GENES_PER_NODE + slot_op]
+                if src in fewest:
+                    fewest[node + 2] = min(fewest.get(node + 2, np.inf), fewest[src] + _CONV[op])
+                    most[node + 2] = max(most.get(node + 2, -np.inf), most[src] + _CONV[op])
+                    op_counts[op] += 1
+        reached = [node for node in fewest if node >= 2]
+        read_by = sum(cell[node * GENES_PER_NODE + slot] == source for node in range(NUM_NODES)
+                      for slot in (_IN_A, _IN_B))
+        out += [len(reached), read_by, min((fewest[n] for n in reached), default=-1),
+                max((most[n] for n in reached), default=-1), *op_counts]
+    return tuple(float(value) for value in out)
 
 
 @functools.cache
