@@ -46,7 +46,7 @@ def main() -> None:
     train = [r for r in records if r["subset"] == "train"][: args.records]
     bench = make_benchmark(args.space)
     encode = lambda rows: Encodings(bench.space, np.array([r["genes"] for r in rows]),  # noqa: E731
-                                    bench.cost_table).features_and_log_costs
+                                    bench.cost_table, bench.feature_version).features_and_log_costs
     x = encode(train)
     curves = np.array([r["val_accuracy_curve"] for r in train])
     epochs = curves.shape[1]

@@ -230,7 +230,7 @@ def isomorph_fitting(records: list[dict], bench, groups: dict[str, list[dict]], 
     genes = space.as_batch(archs)
     means = np.array([np.mean([r["val_accuracy"] for r in groups[a]]) for a in archs])
     train_genes, y_train = random_cpu_trainings(records, space)
-    encode = lambda g: Encodings(space, g, bench.cost_table).features_and_log_costs  # noqa: E731
+    encode = lambda g: Encodings(space, g, bench.cost_table, bench.feature_version).features_and_log_costs  # noqa: E731
     train_isomorphs = [space.isomorphs(g) for g in train_genes]  # each computed once, read three ways
     isomorphs = [space.isomorphs(g) for g in genes]
     counts = np.array([len(i) for i in train_isomorphs])
@@ -270,11 +270,11 @@ def seed_mean_fitting(records: list[dict], bench, groups: dict[str, list[dict]],
     space = bench.space
     archs = sorted(groups)
     genes = space.as_batch(archs)
-    x_noise = Encodings(space, genes, bench.cost_table).features_and_log_costs
+    x_noise = Encodings(space, genes, bench.cost_table, bench.feature_version).features_and_log_costs
     means = np.array([np.mean([r["val_accuracy"] for r in groups[a]]) for a in archs])
     first = np.array([min(groups[a], key=lambda r: r["replicate"])["val_accuracy"] for a in archs])
     train_genes, y_train = random_cpu_trainings(records, space)
-    x_train = Encodings(space, train_genes, bench.cost_table).features_and_log_costs
+    x_train = Encodings(space, train_genes, bench.cost_table, bench.feature_version).features_and_log_costs
 
     settings = {"(a) 3-seed means of the other noise architectures": [], "(b) one seed each, as many trainings as (a)":
                 [], "(c) one seed of (a)'s architectures": [], "(d) one seed each, as many trainings as (c)": []}

@@ -53,7 +53,7 @@ def test_noise_stays_within_the_measured_range_of_seed_noise(bench):
     entry = bench.manifest["models"]["xgb"]
     low, high = entry["noise_range"]["val_accuracy"]
     assert 0 < low < high < 0.01
-    inputs = MODEL_KINDS["xgb"].inputs(Encodings(bench.space, archs, bench.cost_table))
+    inputs = MODEL_KINDS["xgb"].inputs(Encodings(bench.space, archs, bench.cost_table, bench.feature_version))
     members = bench._models["xgb"].predict(inputs)[:, :, 0]
     scaled = members.std(axis=1, ddof=1) * entry["noise_scale"]["val_accuracy"]
     assert scaled.min() < low and scaled.max() > high  # the clipping binds at both ends
