@@ -9,13 +9,17 @@
 #                                the surrogates, and the scarcest kind of record (a quarter of the share)
 #   OUT/<space>-train.jsonl      uniformly random training architectures from TRAIN_FROM (half of the share)
 #   OUT/<space>-<region>.jsonl   the space's extreme regions from REGION_FROM (the rest, split between them)
+#   OUT/darts-round.jsonl        (darts, with TRAJECTORY=LIST: a search round's list of 'nas-envs search-round')
+#                                every architecture of the list, one seed each, with as many workers as the train
+#                                stream: a lent GPU trains a search round beside the uniform streams
 #   OUT/checks/<protocol>-gpu-check.jsonl   (fbnet) the first noise-subset jobs again: the same jobs as CPU
 #                                records, to check that a GPU training is the same measurement; kept apart.
 # The start indices lie far above what the CPU collectors reach, so the two never train the same job.
 # SMOKE=1 runs the seconds-long smoke protocols instead (numbers that mean nothing), to test the script on a CPU;
 # JOBS=K stops each stream after K architectures instead of at the deadline only:
 #   SMOKE=1 DEVICE=cpu JOBS=2 scripts/collect_gpu.sh /tmp/burst 600 fbnet darts
-# Usage: [DEVICE=cuda PROBE_SECONDS=20 SMOKE=0] scripts/collect_gpu.sh OUT SECONDS [SPACE ...]
+# A search round on a GPU: TRAJECTORY=assets/data/trajectories/search/round-01.jsonl scripts/collect_gpu.sh OUT 540 darts
+# Usage: [DEVICE=cuda PROBE_SECONDS=20 SMOKE=0 TRAJECTORY=LIST] scripts/collect_gpu.sh OUT SECONDS [SPACE ...]
 set -uo pipefail
 out=${1:?output folder}
 seconds=${2:?seconds to run}
@@ -74,10 +78,17 @@ for space in "${spaces[@]}"; do
   collect "$space" "$quarter" --subset noise --start "$noise_from" --n $((noise_from + ${JOBS:-1000})) \
     --out "$out/$space-noise.jsonl" &
   collect "$space" "$half" --start "$train_from" --n $((train_from + ${JOBS:-10000})) --out "$out/$space-train.jsonl" &
+  if [[ $space == darts && -n ${TRAJECTORY:-} ]]; then
+    listed=$(python3 -c "import sys
+from nas_envs.groundtruth.jobs import trajectory_architectures
+print(len(trajectory_architectures(sys.argv[1])))" "$TRAJECTORY")
+    ((listed > ${JOBS:-$listed})) && listed=${JOBS}
+    collect darts "$half" --trajectory "$TRAJECTORY" --n "$listed" --out "$out/darts-round.jsonl" &
+  fi
   for region in "${regions[@]}"; do
     collect "$space" "$region_workers" --source "$region" --start "$region_from" --n $((region_from + ${JOBS:-1000})) \
       --out "$out/$space-$region.jsonl" &
   done
 done
 wait
-wc -l "$out"/*.jsonl "$out"/checks/*.jsonl 2>/dev/null
+find "$out" -name '*.jsonl' -exec wc -l {} +  # what each stream wrote

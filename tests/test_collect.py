@@ -383,7 +383,7 @@ def test_the_gpu_burst_script_runs_every_stream_and_its_files_merge(tmp_path):
     env = {**os.environ, "SMOKE": "1", "DEVICE": "cpu", "PROBE_SECONDS": "4", "JOBS": "1",
            "NAS_ENVS_ASSETS": str(tmp_path)}
     script = Path(__file__).parents[1] / "scripts" / "collect_gpu.sh"
-    subprocess.run(["bash", str(script), str(out), "900", "fbnet"], env=env, check=True, capture_output=True)
+    run_script(["bash", str(script), str(out), "900", "fbnet"], env)
     streams = {path.name: read_records(path) for path in out.glob("*.jsonl")}
     assert set(streams) == {"fbnet-noise.jsonl", "fbnet-train.jsonl", "fbnet-param-free.jsonl",
                             "fbnet-one-block.jsonl"}
@@ -392,10 +392,33 @@ def test_the_gpu_burst_script_runs_every_stream_and_its_files_merge(tmp_path):
     assert min(r["index"] for r in streams["fbnet-train.jsonl"]) == 5000  # far above the CPU collectors
     checks = read_records(out / "checks" / "fbnet-smoke-gpu-check.jsonl")
     assert checks and {r["job"].split("/")[1] for r in checks} == {"noise"}
-    subprocess.run([sys.executable, "-m", "nas_envs.cli", "merge", *map(str, out.glob("*.jsonl"))], env=env,
-                   check=True, capture_output=True)
+    run_script([sys.executable, "-m", "nas_envs.cli", "merge", *map(str, out.glob("*.jsonl"))], env)
     merged = read_records(tmp_path / "data" / "fbnet-smoke.jsonl")
     assert len(merged) == sum(len(records) for records in streams.values())
+
+
+def run_script(command: list[str], env: dict) -> None:
+    """Run a script; a failure shows what it printed (a bare CalledProcessError hides why)."""
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    printed = f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, f"{command[:3]} exited {done.returncode}:\n{printed}"
+
+
+@pytest.mark.slow
+def test_the_gpu_burst_script_trains_a_search_round_beside_the_darts_streams(tmp_path):
+    space = get_space("darts")
+    listed = tmp_path / "search" / "round-00.jsonl"
+    listed.parent.mkdir()
+    listed.write_text("".join(json.dumps({"agent": agent, "source": f"search-{agent}", "architecture":
+                                          space.to_string(space.sample(seed=seed))}) + "\n"
+                              for seed, agent in enumerate(("re", "ppo"))))
+    out = tmp_path / "burst"
+    env = {**os.environ, "SMOKE": "1", "DEVICE": "cpu", "PROBE_SECONDS": "4", "JOBS": "2",
+           "NAS_ENVS_ASSETS": str(tmp_path), "TRAJECTORY": str(listed)}
+    run_script(["bash", str(Path(__file__).parents[1] / "scripts" / "collect_gpu.sh"), str(out), "900", "darts"], env)
+    round_records = read_records(out / "darts-round.jsonl")
+    assert sorted(r["source"] for r in round_records) == ["search-ppo", "search-re"]
+    assert (out / "darts-train.jsonl").is_file()
 
 
 @pytest.mark.parametrize("space_name", ["darts", "fbnet"])
