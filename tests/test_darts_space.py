@@ -176,7 +176,7 @@ def test_one_hot_marks_eight_edges_per_cell():
 
 def test_features_count_each_cells_eight_ops_by_position_and_edge():
     archs = SPACE.sample(20, seed=1)
-    x = SPACE.features(archs)
+    x = SPACE.features(archs, version=1)
     assert x.shape == (20, 58) and x.dtype == np.float32
     by_op_and_input, edges_used, depths = x[:, :28].reshape(20, 2, -1), x[:, 28:56].reshape(20, 2, -1), x[:, 56:]
     np.testing.assert_array_equal(by_op_and_input.sum(axis=2), 8)

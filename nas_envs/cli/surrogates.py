@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from nas_envs.catalogue import FAMILIES
+from nas_envs.cli.arguments import positive_int
 
 
 def _fit(args: argparse.Namespace) -> int:
@@ -17,7 +18,7 @@ def _fit(args: argparse.Namespace) -> int:
     model = args.model or chosen.models[0]
     if model not in chosen.models:
         raise ValueError(f"--model {model} does not apply to {args.space}; its models: {', '.join(chosen.models)}")
-    summary = resolve(chosen.fit)(args.space, model, args.protocol, args.seed, args.out)
+    summary = resolve(chosen.fit)(args.space, model, args.protocol, args.seed, args.out, args.features_version)
     print(json.dumps(summary, indent=2))
     return 0
 
@@ -72,6 +73,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     fit.add_argument("--protocol", default=None)
     fit.add_argument("--out", default=None, type=Path, help="bundle folder to write (default: models/<space>-refit "
                      "beside the data). A released bundle never changes: release a refit as a new version")
+    fit.add_argument("--features-version", type=positive_int, default=None, help="the version of the space's "
+                     "features the model reads (default: the newest); e.g. that of the bundle's other models, which a "
+                     "bundle's models share")
     fit.set_defaults(handler=_fit)
 
     evaluate = commands.add_parser("evaluate-surrogate", help="quality metrics of a bundled surrogate")

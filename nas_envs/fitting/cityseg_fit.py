@@ -130,7 +130,10 @@ def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10, o
     return entry
 
 
-def fit_command(space: str, model: str, protocol: str | None, seed: int, out_dir: Path | None) -> dict:
+def fit_command(space: str, model: str, protocol: str | None, seed: int, out_dir: Path | None,
+                feature_version: int | None = None) -> dict:
     """'nas-envs fit cityseg' (the catalogue's fit entry): fit the rank-net and return what the command prints."""
+    if feature_version is not None:
+        raise ValueError("the CitySeg rank-net reads the genes, not versioned features: drop --features-version")
     result = fit_cityseg(seed=seed, protocol=protocol, out_dir=out_dir)
     return {k: result[k] for k in ("held_out_metrics", "noise", "fit_records", "bounds")}

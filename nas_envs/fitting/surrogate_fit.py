@@ -163,7 +163,7 @@ class FitReport:
 
 def fit_and_assess(
     kind: str, space, data: Dataset, cost_table: dict, fit_rows: np.ndarray, eval_rows: np.ndarray, folder: Path,
-    seed: int,
+    seed: int, feature_version: int | None = None,
 ) -> FitReport:
     """Fit ``kind``'s ensembles on ``fit_rows`` into ``folder``; score them on ``eval_rows`` and the noise subset.
     Rows and noise-subset architectures without all of the kind's targets (see :func:`targets_of`) are left out."""
@@ -173,9 +173,9 @@ def fit_and_assess(
     targets = np.stack([data.targets[t] for t in fitted_kind.targets], axis=1)
     measured = np.isfinite(targets).all(axis=1)
     fit_rows = fit_rows[measured[fit_rows]]
-    paths = fitted_kind.fit_and_save(_rows(fitted_kind.inputs(Encodings(space, data.genes, cost_table)), fit_rows),
-                                    targets[fit_rows], folder / kind, seed)
-    return assess(kind, fitted_kind.load(paths), space, data, cost_table, fit_rows, eval_rows, paths)
+    inputs = fitted_kind.inputs(Encodings(space, data.genes, cost_table, feature_version))
+    paths = fitted_kind.fit_and_save(_rows(inputs, fit_rows), targets[fit_rows], folder / kind, seed)
+    return assess(kind, fitted_kind.load(paths), space, data, cost_table, fit_rows, eval_rows, paths, feature_version)
 
 
 def assess(kind: str, model, space, data: Dataset, cost_table: dict, fit_rows: np.ndarray, eval_rows: np.ndarray,
@@ -316,10 +316,12 @@ def exact_cost_table(space_name: str, protocol_name: str, bundle: Path | None = 
 
 
 def fit_surrogate(
-    space_name: str, kind: str = "xgb", protocol_name: str | None = None, seed: int = 0, out_dir: Path | None = None
+    space_name: str, kind: str = "xgb", protocol_name: str | None = None, seed: int = 0, out_dir: Path | None = None,
+    feature_version: int | None = None,
 ) -> dict:
     """Fit the ensembles of ``kind`` (``xgb``/``gin``: accuracies, ``runtime``: training time), one per target,
     and (re)write that part of the bundle in ``out_dir`` (default :func:`default_refit_dir`) and its manifest.
+    ``feature_version``: of the space's features (default: the newest), e.g. that of a bundle's other models.
     A new folder starts as a copy of the space's released bundle when that was fitted on the same protocol, so
     that refitting one kind gives a complete bundle. Returns the manifest entry written."""
     bundle = Path(out_dir) if out_dir is not None else default_refit_dir(space_name)
@@ -335,7 +337,7 @@ def fit_surrogate(
     bundle.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".fit-", dir=bundle))
     try:
-        report = fit_and_assess(kind, space, data, cost_table, fit_rows, held_rows, scratch, seed)
+        report = fit_and_assess(kind, space, data, cost_table, fit_rows, held_rows, scratch, seed, feature_version)
         costs_path = bundle / "costs.json"
         costs = json.loads(costs_path.read_text()) if costs_path.exists() else None
         if costs != cost_table:
@@ -351,7 +353,7 @@ def fit_surrogate(
     models = previous.get("models", {}) if previous.get("protocol") == protocol_name else {}
     models = {k: m for k, m in models.items() if "targets" in m}  # entries of older formats are refitted, not kept
     # A fit reads the newest features; a bundle's models read one version of them (bundle_feature_version).
-    version = space.feature_version() if MODEL_KINDS[kind].reads_features else None
+    version = space.feature_version(feature_version) if MODEL_KINDS[kind].reads_features else None
     other = sorted(k for k, read in feature_readers(models).items()
                    if version is not None and k != kind and read != version)
     if other:
@@ -427,8 +429,10 @@ def _rows(inputs, rows: np.ndarray):
     return inputs[rows] if isinstance(inputs, np.ndarray) else inputs.subset(rows)
 
 
-def fit_command(space: str, model: str, protocol: str | None, seed: int, out_dir: Path | None) -> dict:
+def fit_command(space: str, model: str, protocol: str | None, seed: int, out_dir: Path | None,
+                feature_version: int | None = None) -> dict:
     """'nas-envs fit' for the DARTS and FBNet families (the catalogue's fit entry): fit ``model`` and return what
     the command prints."""
-    result = fit_surrogate(space, kind=model, protocol_name=protocol, seed=seed, out_dir=out_dir)
+    result = fit_surrogate(space, kind=model, protocol_name=protocol, seed=seed, out_dir=out_dir,
+                           feature_version=feature_version)
     return {k: result[k] for k in ("held_out_metrics", "noise_calibration", "noise_subset", "fit_records")}
