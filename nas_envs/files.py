@@ -107,6 +107,20 @@ class AppendOnlyWriter:
         os.close(self._fd)
 
 
+def complete_lines(path: Path) -> bytes:
+    """The bytes of a JSON-lines file up to its last complete record, each line ending in a newline: a last record
+    that lacks only its newline is complete; a partial last line (its writer killed mid-line) is left out with a
+    warning. Empty for a file that does not exist."""
+    data = path.read_bytes() if path.exists() else b""
+    if complete_tail(data):
+        return data + b"\n"
+    complete = data.rfind(b"\n") + 1
+    if complete < len(data):
+        warnings.warn(f"{path}: a partial last line ({len(data) - complete} bytes) is not read; its writer resumes "
+                      "past it", stacklevel=3)
+    return data[:complete]
+
+
 @contextmanager
 def locked(path: Path) -> Iterator[None]:
     """An exclusive lock shared by every writer of ``path`` (``<path>.lock``; released if the holder dies)."""
@@ -122,16 +136,8 @@ def read_json_lines(path: Path, check: Callable[[dict], str | None] | None = Non
     resumes past it) is left out with a warning; anything else that is not one JSON object a line (a blank line,
     corrupted JSON, ``[]``, or what ``check`` names: it returns what is wrong, or None) is refused as
     ``FILE:LINE: what is wrong``."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n") and not complete_tail(data):
-        complete = data.rfind(b"\n") + 1
-        warnings.warn(f"{path}: a partial last line ({len(data) - complete} bytes) is not read", stacklevel=2)
-        data = data[:complete]
     rows = []
-    for number, line in enumerate(data.splitlines(), 1):
+    for number, line in enumerate(complete_lines(Path(path)).splitlines(), 1):
         try:
             row = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError) as error:

@@ -105,10 +105,10 @@ def trajectory_architectures(path: str, skip: int = 100) -> list[str]:
     return list(_trajectory_rows(path, skip))
 
 
-def trajectory_source(path: str, index: int) -> str:
-    """The source of a file's ``index``-th architecture: the row's own ``source`` (a search round's list names
-    each row's agent), else the name of the file's folder (the agent of a trajectory, ``incumbents``...)."""
-    return _trajectory_rows(path)[trajectory_architectures(path)[index]] or Path(path).parent.name
+def trajectory_sources(path: str) -> list[str]:
+    """The source of each of :func:`trajectory_architectures`: the row's own ``source`` (a search round's list
+    names each row's agent), else the name of the file's folder (the agent of a trajectory, ``incumbents``...)."""
+    return [source or Path(path).parent.name for source in _trajectory_rows(path).values()]
 
 
 @lru_cache(maxsize=8)
@@ -128,7 +128,7 @@ def plan(space: str, source: str, subset: str, n: int, seeds: int, start: int = 
     """Jobs for architectures ``start .. n-1`` of a stream, ``seeds`` seeds each (seeds adjacent in order).
 
     With ``trajectory`` (a committed trajectory or list), the stream is that file's architectures and the source
-    is the agent that produced each (:func:`trajectory_source`).
+    is the agent that produced each (:func:`trajectory_sources`).
     """
     if subset not in SUBSETS:
         raise ValueError(f"unknown subset {subset!r}; allowed: {SUBSETS}")
@@ -142,8 +142,8 @@ def plan(space: str, source: str, subset: str, n: int, seeds: int, start: int = 
         if hasattr(search_space, "degenerate_rows"):  # CitySeg's head depth 0: scored at the nadir, never measured
             genes = np.stack([search_space.from_string(architectures[i]) for i in indices])
             indices = [i for i, bad in zip(indices, search_space.degenerate_rows(genes)) if not bad]
-        return [Job(space, trajectory_source(trajectory, i), subset, i, s, trajectory) for i in indices
-                for s in range(seeds)]
+        sources = trajectory_sources(trajectory)
+        return [Job(space, sources[i], subset, i, s, trajectory) for i in indices for s in range(seeds)]
     elif source not in SOURCES or (source not in ("random", "mutation-pair")
                                    and source not in getattr(get_space(space), "poor_regions", ())):
         allowed = ("random", *getattr(get_space(space), "poor_regions", ()), "mutation-pair")

@@ -10,12 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 # the collection's writer and repair are those of every JSON-lines file (re-exported for the collector)
-from nas_envs.files import AppendOnlyWriter, complete_tail, locked, repair_tail  # noqa: F401
+from nas_envs.files import AppendOnlyWriter, complete_lines, complete_tail, locked, repair_tail  # noqa: F401
 
 
 def read_records(path: Path) -> list[dict]:
@@ -36,16 +35,7 @@ def snapshot(path: Path) -> tuple[list[dict], str, int]:
     """(records, sha256, lines) of the complete records of a collection file, read once: the digest describes
     exactly the records returned, even while a collector appends. A last record that lacks only its newline is
     complete; a partial last line is left out with a warning."""
-    if not path.exists():
-        return [], hashlib.sha256(b"").hexdigest(), 0
-    data = path.read_bytes()
-    if complete_tail(data):
-        data += b"\n"
-    elif data and not data.endswith(b"\n"):
-        partial = len(data) - data.rfind(b"\n") - 1
-        warnings.warn(f"{path}: a partial last line ({partial} bytes) is not read; the collector removes it when it "
-                      "next starts", stacklevel=2)
-    data = data[: data.rfind(b"\n") + 1]
+    data = complete_lines(path)
     records = []
     for number, line in enumerate(data.splitlines(), 1):
         try:
