@@ -14,6 +14,8 @@ Template pages: ``docs/templates/<page>.md`` is prose with placeholders, rendere
 - ``{{moea_table FILE EVALUATIONS}}``: the hypervolume table of the committed MOEA runs in ``FILE`` and their
   ranking against the paper's (what ``nas-envs moea`` prints for them).
 - ``{{quality_table}}``: every released bundle's surrogate quality, from its manifest.
+- ``{{reference_scores_table}}``: every id's reference values of normalized scores (``nas_envs/reference_scores.json``,
+  written by ``python scripts/reference_scores.py``).
 - ``{{reference_jobs PILOT DATA}}``: jobs measured in a pilot (``PILOT``, JSON) against their records in ``DATA``.
 
 Command pages: the model cards (``nas-envs model-card``) and ``docs/darts-diagnosis.md``
@@ -135,8 +137,31 @@ def quality_table() -> str:
     return "\n".join(rows)
 
 
+def reference_scores_table() -> str:
+    """Every id's reference values of normalized scores, from the packaged ``nas_envs/reference_scores.json``."""
+    from nas_envs.catalogue import ENV_BUNDLES
+    from nas_envs.scores import reference_scores
+
+    rows = ["| id | bundle | value normalized | random (0) | best (1) | from |", "|---" * 6 + "|"]
+    for env_id in ENV_BUNDLES:
+        reference = reference_scores(env_id)
+        source = reference.source
+        if reference.metric == "val_accuracy":
+            cells = (f"{_percent(reference.random)} | {_percent(reference.best)} | {source['random_trainings']} random "
+                     f"trainings; best of {source['architectures']} architectures ({source['best_trainings']} "
+                     f"training(s)) in the first {source['lines']} lines of `{source['file']}`")
+        else:
+            best = source["best_run"]
+            cells = (f"{reference.random:.4f} | {reference.best:.4f} | {source['random_architectures']:,} random "
+                     f"architectures; best of {source['runs']} MOEA runs ({best['algorithm']}, seed {best['seed']}, "
+                     f"{best['evaluations']:,} evaluations)")
+        rows.append(f"| `{env_id}` | `{reference.bundle}` | {reference.metric} | {cells} |")
+    return "\n".join(rows)
+
+
 RENDERERS: dict[str, Callable[..., str]] = {"output": recorded_output, "moea_table": moea_table,
-                                           "quality_table": quality_table, "reference_jobs": reference_jobs}
+                                           "quality_table": quality_table, "reference_jobs": reference_jobs,
+                                           "reference_scores_table": reference_scores_table}
 
 
 def render_template(template: Path) -> str:

@@ -120,16 +120,22 @@ def run_seed(settings: RunSettings, seed: int) -> list[dict]:
     env = TrajectoryRecorder(gym.make(settings.env_id, budget_seconds=settings.budget_seconds, noise=settings.noise,
                                       **agent_env_kwargs(agent, settings.env_id), **settings.env_kwargs))
     try:
-        if getattr(agent, "needs_env", False):  # RL agents that drive the environment themselves
-            agent.run_env(env, seed, max_evaluations=settings.max_evaluations)
-        else:
-            evaluator = Evaluator(env, seed=seed, max_evaluations=settings.max_evaluations)
-            agent.run(evaluator, env.unwrapped.space, np.random.default_rng(seed))
-    except SearchBudgetSpent:
-        pass
+        play(agent, env, seed, settings.max_evaluations)
     finally:
         env.close()
     return env.rows
+
+
+def play(agent: object, env: TrajectoryRecorder, seed: int, max_evaluations: int | None = None) -> None:
+    """Let ``agent`` search on ``env`` (seeded with ``seed``) until its budget or ``max_evaluations`` is spent."""
+    try:
+        if getattr(agent, "needs_env", False):  # RL agents that drive the environment themselves
+            agent.run_env(env, seed, max_evaluations=max_evaluations)
+        else:
+            evaluator = Evaluator(env, seed=seed, max_evaluations=max_evaluations)
+            agent.run(evaluator, env.unwrapped.space, np.random.default_rng(seed))
+    except SearchBudgetSpent:
+        pass
 
 
 def write_trajectory(path: Path, rows: list[dict]) -> None:

@@ -1,4 +1,4 @@
-"""Experiment commands: list, run, plot, curve, incumbents, moea, oneshot, oneshot-report."""
+"""Experiment commands: list, run, dataset, plot, curve, incumbents, moea, oneshot, oneshot-report."""
 
 from __future__ import annotations
 
@@ -36,16 +36,23 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run(args: argparse.Namespace) -> int:
+def check_env_id(env_id: str) -> None:
+    """Refuse an id that is not registered, suggesting the nearest one."""
     import nas_envs
+    from nas_envs.catalogue import ENV_BUNDLES
+
+    if env_id not in ENV_BUNDLES:
+        closest = nas_envs.closest_env_id(env_id)
+        hint = f"did you mean {closest!r}? " if closest else ""
+        raise ValueError(f"unknown environment {env_id!r}; {hint}'nas-envs list' prints the {len(ENV_BUNDLES)} ids")
+
+
+def _run(args: argparse.Namespace) -> int:
     from nas_envs.agents.plot import format_table, summarise
     from nas_envs.agents.runner import RunSettings, load_run_groups, parse_duration, run
-    from nas_envs.catalogue import ENV_BUNDLES, release_of
+    from nas_envs.catalogue import release_of
 
-    if args.env not in ENV_BUNDLES:
-        closest = nas_envs.closest_env_id(args.env)
-        hint = f"did you mean {closest!r}? " if closest else ""
-        raise ValueError(f"unknown environment {args.env!r}; {hint}'nas-envs list' prints the {len(ENV_BUNDLES)} ids")
+    check_env_id(args.env)
     family, _ = release_of(args.env)
     if args.agent in MULTI_FIDELITY_AGENT_NAMES and not multi_fidelity(args.env):
         variants = [r.env_id for f in FAMILIES.values() for r in f.releases if multi_fidelity(r.env_id)]
@@ -64,6 +71,30 @@ def _run(args: argparse.Namespace) -> int:
     folder = run(settings, seeds, Path(args.out), workers=args.workers, backend=args.backend)
     group = next(g for g in load_run_groups([folder]) if g.identity == settings.identity())
     print(format_table(summarise({group.label: group.trajectories})))
+    return 0
+
+
+def _dataset(args: argparse.Namespace) -> int:
+    import os
+
+    check_env_id(args.env)
+    if args.out is not None:  # where Minari keeps local datasets
+        os.environ["MINARI_DATASETS_PATH"] = str(Path(args.out).resolve())
+    from nas_envs.interop.minari_datasets import write_dataset
+    from nas_envs.scores import normalized_score, reference_scores
+
+    dataset = write_dataset(args.env, args.agent, args.episodes, args.seed, args.dataset_id, noise=not args.no_noise)
+    returns = np.array([episode.rewards.sum() for episode in dataset.iterate_episodes()])
+    folder = Path(dataset.storage.data_path)
+    size = sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+    print(f"dataset {dataset.spec.dataset_id}: {dataset.total_episodes} episodes, {dataset.total_steps} steps, "
+          f"{size / 1e6:.1f} MB in {folder.parent.name}/ under {args.out or 'the Minari datasets folder'}")
+    if reference_scores(args.env).metric == "hypervolume":
+        print(f"hypervolume of the search (the sum of the returns) after {len(returns)} evaluations: "
+              f"{returns.sum():.4f}")
+    else:
+        print(f"returns: mean {returns.mean():.4f}, best {returns.max():.4f}; normalized score: mean "
+              f"{normalized_score(args.env, returns).mean():.3f}, best {normalized_score(args.env, returns.max()):.3f}")
     return 0
 
 
@@ -242,6 +273,22 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--backend", default="local", choices=["local", "ray"],
                      help="local processes, or Ray tasks (RAY_ADDRESS joins a cluster; needs [ray])")
     run.set_defaults(handler=_run)
+
+    dataset = commands.add_parser("dataset", help="record an agent's episodes on an id as a Minari dataset (offline "
+                                  "RL; needs [minari])")
+    dataset.add_argument("--env", required=True, help="environment id, e.g. SurrNAS-DARTS-v0")
+    dataset.add_argument("--agent", default="rs", choices=AGENT_NAMES,
+                         help="the policy: rs draws architectures uniformly, re is regularized evolution, ppo and "
+                              "reinforce learn as they act (default: rs)")
+    dataset.add_argument("--episodes", type=positive_int, default=100, help="architectures to record (default 100)")
+    dataset.add_argument("--seed", type=non_negative_int, default=0, help="seeds the agent and the noise (default 0)")
+    dataset.add_argument("--dataset-id", default=None,
+                         help="Minari id (default nas-envs/<env id, lower case>/<agent>-v0)")
+    dataset.add_argument("--out", default=None,
+                         help="folder of local Minari datasets (default: MINARI_DATASETS_PATH, else "
+                              "~/.minari/datasets)")
+    dataset.add_argument("--no-noise", action="store_true", help="rewards from ensemble means instead of noisy draws")
+    dataset.set_defaults(handler=_dataset)
 
     plot = commands.add_parser("plot", help="anytime plot of runs: incumbent error against simulated time")
     plot.add_argument("dirs", nargs="+", help="run folders written by 'nas-envs run'")

@@ -49,6 +49,16 @@ def snapshot(path: Path) -> tuple[list[dict], str, int]:
     return records, hashlib.sha256(data).hexdigest(), len(records)
 
 
+def snapshot_prefix(path: Path, lines: int, sha256: str) -> list[dict]:
+    """The first ``lines`` records of a collection file, checked against the ``sha256`` a fit recorded for them
+    (:func:`snapshot`): the records a bundle was fitted on, however much the file has grown since."""
+    data = b"".join(complete_lines(path).splitlines(keepends=True)[:lines])
+    if data.count(b"\n") < lines or hashlib.sha256(data).hexdigest() != sha256:
+        raise ValueError(f"{path}: its first {lines} lines are not the ones fitted on (sha256 {sha256[:12]}...): the "
+                         "collection file was rewritten, or is not the one the bundle was fitted on")
+    return [json.loads(line) for line in data.splitlines()]
+
+
 #: measured fractions a record may hold, each finite and in [0, 1]
 FRACTIONS = ("val_accuracy", "test_accuracy", "reserve_accuracy", "val_miou")
 #: measured seconds, each finite and >= 0

@@ -1,0 +1,177 @@
+"""The doors for other tools: normalized scores, NAS-Bench-301's query API, Minari datasets."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import nas_envs
+from nas_envs.catalogue import ENV_BUNDLES, FAMILIES
+from nas_envs.scores import normalized_score, reference_scores
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --- normalized scores ------------------------------------------------------------------------------------------
+
+def test_every_registered_id_has_reference_scores_of_its_own_bundle():
+    for env_id, bundle in ENV_BUNDLES.items():
+        reference = reference_scores(env_id)
+        assert reference.bundle == bundle
+        assert reference.random < reference.best
+
+
+def test_normalized_score_is_zero_at_random_and_one_at_best_for_numbers_and_arrays():
+    reference = reference_scores("SurrNAS-DARTS-v0")
+    assert normalized_score("SurrNAS-DARTS-v0", reference.random) == pytest.approx(0.0)
+    assert normalized_score("SurrNAS-DARTS-v0", reference.best) == pytest.approx(1.0)
+    scores = normalized_score("SurrNAS-DARTS-v0", np.array([reference.random, reference.best, 1.0]))
+    assert scores.shape == (3,) and scores[2] > 1.0
+
+
+def test_normalized_score_refuses_percentages_unknown_ids_and_nan():
+    with pytest.raises(ValueError, match="fraction in \\[0, 1\\]"):
+        normalized_score("SurrNAS-FBNet-v1", 85.0)
+    with pytest.raises(ValueError, match="no reference scores for 'SurrNAS-DARTS-v9'"):
+        normalized_score("SurrNAS-DARTS-v9", 0.85)
+    with pytest.raises(ValueError, match="finite"):
+        normalized_score("CitySeg-MOP1-v0", float("nan"))
+
+
+def test_accuracy_references_are_what_the_fitted_lines_of_the_data_give():
+    from nas_envs.fitting.reference_scores import accuracy_references
+
+    committed = json.loads((ROOT / "nas_envs" / "reference_scores.json").read_text())["ids"]
+    for family in (FAMILIES["darts"], FAMILIES["fbnet"]):
+        for release in family.releases:
+            assert accuracy_references(family, release) == committed[release.env_id]
+
+
+def test_a_two_objective_cityseg_reference_is_what_the_sample_and_runs_give():
+    from nas_envs.fitting.reference_scores import cityseg_references
+
+    committed = json.loads((ROOT / "nas_envs" / "reference_scores.json").read_text())["ids"]
+    _, release = nas_envs.catalogue.release_of("CitySeg-MOP1-v0")
+    runs = ROOT / "docs" / "results" / "cityseg_moea6_31runs.jsonl"
+    assert cityseg_references(release, runs) == committed["CitySeg-MOP1-v0"]
+
+
+@pytest.mark.slow
+def test_the_packaged_reference_scores_are_up_to_date():
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "reference_scores.py"), "--check"], check=True)
+
+
+def test_the_fitted_lines_of_a_rewritten_data_file_are_refused(tmp_path):
+    from nas_envs.groundtruth.records import snapshot_prefix
+
+    path = tmp_path / "data.jsonl"
+    path.write_text('{"a": 1}\n{"a": 2}\n')
+    import hashlib
+
+    digest = hashlib.sha256(b'{"a": 1}\n').hexdigest()
+    assert snapshot_prefix(path, 1, digest) == [{"a": 1}]
+    path.write_text('{"a": 3}\n{"a": 2}\n')
+    with pytest.raises(ValueError, match="not the ones fitted on"):
+        snapshot_prefix(path, 1, digest)
+
+
+# --- NAS-Bench-301's API ----------------------------------------------------------------------------------------
+
+NB301_EXAMPLE = ("Genotype(normal=[('sep_conv_3x3', 0), ('sep_conv_3x3', 1), ('sep_conv_3x3', 0), ('sep_conv_3x3', 1), "
+                 "('sep_conv_3x3', 1), ('skip_connect', 0), ('skip_connect', 0), ('dil_conv_3x3', 2)], "
+                 "normal_concat=[2, 3, 4, 5], reduce=[('max_pool_3x3', 0), ('max_pool_3x3', 1), ('skip_connect', 2), "
+                 "('max_pool_3x3', 1), ('max_pool_3x3', 0), ('skip_connect', 2), ('skip_connect', 2), "
+                 "('max_pool_3x3', 1)], reduce_concat=[2, 3, 4, 5])")
+
+
+def test_nasbench301_code_runs_with_one_changed_import():
+    from nas_envs.interop import nasbench301 as nb
+
+    nb.download_models(version="0.9", delete_zip=True, download_dir=".")
+    performance_model = nb.load_ensemble("nb_models_0.9/xgb_v0.9")
+    runtime_model = nb.load_ensemble("nb_models_0.9/lgb_runtime_v0.9")
+    genotype = eval(NB301_EXAMPLE, {"Genotype": nb.Genotype})
+    mean = performance_model.predict(config=genotype, representation="genotype", with_noise=False)
+    benchmark = nas_envs.make_benchmark("darts", surrogate="xgb")
+    expected = benchmark.evaluate(NB301_EXAMPLE, noise=False)
+    assert mean == pytest.approx(100 * expected["val_accuracy"][0])
+    noisy = [performance_model.predict(config=genotype, representation="genotype") for _ in range(20)]
+    assert np.std(noisy) > 0 and abs(np.mean(noisy) - mean) < 1.0  # percent: draws around the mean
+    assert runtime_model.predict(config=genotype, representation="genotype", with_noise=False) == pytest.approx(
+        expected["train_time_s"][0])
+
+
+def test_nasbench301_representations_of_one_architecture_agree():
+    from nas_envs.interop import nasbench301 as nb
+    from nas_envs.spaces.configspace import configuration_from_genes
+
+    model = nb.load_ensemble("nb_models_1.0/gnn_gin_v1.0")
+    assert model.model == "gin"
+    genes = model.benchmark.space.from_string(NB301_EXAMPLE)
+    configuration = configuration_from_genes(model.benchmark.space, genes)
+    with_fixed = {**dict(configuration), "OptimizerSelector:sgd:learning_rate": 0.025}  # NB301 adds these
+    genotype = eval(NB301_EXAMPLE, {"Genotype": nb.Genotype})
+    bananas = tuple([(node, nb.OPS.index(op)) for op, node in cell] for cell in (genotype.normal, genotype.reduce))
+    answers = {model.predict(config, representation, with_noise=False) for config, representation in
+               ((genotype, "genotype"), (NB301_EXAMPLE, "genotype"), (configuration, "configspace"),
+                (with_fixed, "configspace"), (bananas, "BANANAS"))}
+    assert len(answers) == 1
+    with pytest.raises(NotImplementedError, match="genotype, configspace, BANANAS"):
+        model.predict(genotype, "compact")
+
+
+def test_nasbench301_noise_is_seeded_at_load():
+    from nas_envs.interop import nasbench301 as nb
+
+    first, second = (nb.load_ensemble("xgb_v0.9", seed=3) for _ in range(2))
+    assert [first.predict(NB301_EXAMPLE, "genotype") for _ in range(3)] == [
+        second.predict(NB301_EXAMPLE, "genotype") for _ in range(3)]
+
+
+# --- Minari ------------------------------------------------------------------------------------------------------
+
+def test_a_minari_dataset_recovers_its_environment_and_normalizes_its_returns(tmp_path, monkeypatch):
+    minari = pytest.importorskip("minari", reason="Minari datasets are optional: pip install -e '.[minari]'")
+    pytest.importorskip("h5py")
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
+    from nas_envs.interop.minari_datasets import write_dataset
+
+    dataset = write_dataset("SurrNAS-FBNet-v1", "re", episodes=12, seed=5)
+    assert dataset.total_episodes == 12 and dataset.total_steps == 12 * 22
+    loaded = minari.load_dataset("nas-envs/surrnas-fbnet-v1/re-v0")
+    env = loaded.recover_environment()
+    assert env.spec.id == "SurrNAS-FBNet-v1"
+    episodes = list(loaded.iterate_episodes())
+    for episode in episodes:  # every stored step is legal and in the spaces
+        assert episode.observations.shape == (23, *env.observation_space.shape)
+        assert env.observation_space.contains(episode.observations[0].astype(np.float32))
+        assert episode.terminations[-1] and not episode.terminations[:-1].any()
+    returns = np.array([episode.rewards.sum() for episode in episodes])
+    assert np.allclose(minari.get_normalized_score(loaded, returns), normalized_score("SurrNAS-FBNet-v1", returns))
+    # the same seed gives the same episodes
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "again"))
+    again = write_dataset("SurrNAS-FBNet-v1", "re", episodes=12, seed=5)
+    for ours, theirs in zip(episodes, again.iterate_episodes()):
+        assert np.array_equal(ours.actions, theirs.actions) and np.array_equal(ours.rewards, theirs.rewards)
+
+
+def test_a_minari_dataset_replays_in_its_recovered_environment(tmp_path, monkeypatch):
+    """The stored actions of an episode, played in the recovered environment, end with the stored reward
+    (noise-free, so the reward does not depend on the noise stream)."""
+    pytest.importorskip("minari", reason="Minari datasets are optional: pip install -e '.[minari]'")
+    pytest.importorskip("h5py")
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
+    from nas_envs.interop.minari_datasets import write_dataset
+
+    dataset = write_dataset("SurrNAS-DARTS-v0", "rs", episodes=3, seed=0, noise=False)
+    env = gym.make(dataset.spec.env_spec, noise=False)
+    for episode in dataset.iterate_episodes():
+        observation, _ = env.reset(seed=0)
+        assert np.allclose(observation, episode.observations[0])
+        for action in episode.actions:
+            observation, reward, terminated, _, _ = env.step(int(action))
+        assert terminated and reward == pytest.approx(episode.rewards[-1])
