@@ -175,3 +175,51 @@ def test_a_minari_dataset_replays_in_its_recovered_environment(tmp_path, monkeyp
         for action in episode.actions:
             observation, reward, terminated, _, _ = env.step(int(action))
         assert terminated and reward == pytest.approx(episode.rewards[-1])
+
+
+# --- the mask in the observation: TorchRL, RLlib -----------------------------------------------------------------
+
+def test_the_mask_in_the_observation_passes_gymnasiums_checker_and_is_the_environments_mask():
+    from gymnasium.utils.env_checker import check_env
+
+    from nas_envs.interop.masks import MaskInObservation
+
+    for env_id in ("SurrNAS-DARTS-v0", "SurrNAS-FBNet-v1", "CitySeg-MOP2-v0", "SurrNAS-DARTS-MF-v0"):
+        env = MaskInObservation(gym.make(env_id))
+        with pytest.warns(UserWarning, match="different from the unwrapped"):  # the checker's note on wrappers
+            check_env(env, skip_render_check=True)
+        observation, info = env.reset(seed=0)
+        assert np.array_equal(observation["action_mask"], info["action_mask"])
+        observation, *_, info = env.step(int(np.flatnonzero(info["action_mask"])[-1]))
+        assert np.array_equal(observation["action_mask"], env.unwrapped.action_masks())
+        assert env.observation_space.contains(observation)
+
+
+def test_the_mask_in_the_observation_needs_a_masked_discrete_environment():
+    from nas_envs.interop.masks import MaskInObservation
+
+    with pytest.raises(ValueError, match="Discrete action space and action_masks"):
+        MaskInObservation(gym.make("Pendulum-v1"))
+
+
+def _run_example(name: str, *arguments: str) -> str:
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / name), *arguments], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.mark.slow
+def test_torchrl_trains_a_masked_policy_that_takes_only_legal_actions():
+    pytest.importorskip("torchrl", reason="the TorchRL example is optional: pip install torchrl")
+    output = _run_example("torchrl_masked_ppo.py", "--frames", "2048")
+    assert "64 architectures completed in 2048 decisions" in output  # an illegal action ends an episode early
+
+
+@pytest.mark.slow
+def test_rllib_trains_a_masked_policy_that_takes_only_legal_actions():
+    pytest.importorskip("ray.rllib", reason="the RLlib example is optional: pip install 'ray[rllib]'")
+    pytest.importorskip("ray.tune", reason="the RLlib example is optional: pip install 'ray[rllib]'")
+    output = _run_example("rllib_masked_ppo.py", "--iterations", "2")
+    lengths = [line.rsplit("mean length ", 1)[1] for line in output.splitlines() if "mean length" in line]
+    assert lengths == ["32.0", "32.0"]  # every episode a whole architecture: no illegal action ended one early
