@@ -15,7 +15,8 @@ class MissingExtraError(ImportError):
 EXTRA_OF_MODULE = {"xgboost": "xgboost", "torch": "gin", "torch_geometric": "gin", "stable_baselines3": "rl",
                    "sb3_contrib": "rl", "optuna": "tpe", "pymoo": "moea", "matplotlib": "plot", "scipy": "groundtruth",
                    "filelock": "groundtruth",
-                   "ray": "ray", "minari": "minari", "h5py": "minari", "mkdocs": "docs", "ConfigSpace": "configspace"}
+                   "ray": "ray", "minari": "minari", "h5py": "minari", "syne_tune": "synetune", "mkdocs": "docs",
+                   "ConfigSpace": "configspace"}
 
 
 def missing_extra(error: ModuleNotFoundError, feature: str) -> MissingExtraError | None:

@@ -223,3 +223,48 @@ def test_rllib_trains_a_masked_policy_that_takes_only_legal_actions():
     output = _run_example("rllib_masked_ppo.py", "--iterations", "2")
     lengths = [line.rsplit("mean length ", 1)[1] for line in output.splitlines() if "mean length" in line]
     assert lengths == ["32.0", "32.0"]  # every episode a whole architecture: no illegal action ended one early
+
+
+# --- syne-tune ---------------------------------------------------------------------------------------------------
+
+def test_a_flat_assignment_of_every_choice_reads_as_its_active_configuration():
+    from nas_envs.spaces import get_space
+    from nas_envs.spaces.configspace import active_values
+
+    for name in ("darts", "fbnet", "cityseg"):
+        space = get_space(name)
+        genes = space.sample(5, seed=1)
+        for row in genes:
+            values = space.values_from_genes(row)
+            flat = {hp.name: values.get(hp.name, hp.choices[-1]) for hp in space.hyperparameters()}
+            assert np.array_equal(space.genes_from_values(active_values(space, flat)), space.canonicalize(row))
+
+
+def test_syne_tune_replays_the_multi_fidelity_benchmark_on_its_simulated_clock(tmp_path, monkeypatch):
+    pytest.importorskip("syne_tune", reason="the syne-tune blackbox is optional: pip install -e '.[synetune]'")
+    from syne_tune import StoppingCriterion, Tuner
+    from syne_tune.backend.simulator_backend.simulator_callback import SimulatorCallback
+    from syne_tune.blackbox_repository.simulated_tabular_backend import UserBlackboxBackend
+    from syne_tune.experiments import load_experiment
+    from syne_tune.optimizer.baselines import ASHA
+
+    from nas_envs.interop.syne_tune import ELAPSED_TIME, EPOCH, blackbox
+
+    monkeypatch.setenv("SYNETUNE_FOLDER", str(tmp_path))
+    box = blackbox("SurrNAS-DARTS-MF-v0", seed=0)
+    configuration = {name: domain.sample(random_state=np.random.RandomState(0))
+                     for name, domain in box.configuration_space.items()}
+    table = box.objective_function(configuration, seed=3)
+    assert table.shape == (4, len(box.objectives_names))
+    assert np.array_equal(table, box.objective_function(configuration, seed=3))  # one draw per architecture
+    assert np.all(np.diff(table[:, box.objectives_names.index(ELAPSED_TIME)]) > 0)
+    scheduler = ASHA(box.configuration_space, metric="val_accuracy", do_minimize=False, time_attr=EPOCH, max_t=4,
+                     reduction_factor=2, random_seed=0)
+    tuner = Tuner(UserBlackboxBackend(blackbox=box, elapsed_time_attr=ELAPSED_TIME, seed=0), scheduler,
+                  StoppingCriterion(max_wallclock_time=3600), n_workers=4, sleep_time=0,
+                  callbacks=[SimulatorCallback()], save_tuner=False, tuner_name="darts-asha")
+    tuner.run()
+    results = load_experiment(tuner.name).results
+    assert results["st_tuner_time"].max() <= 3600 + 200  # the simulated clock, not this machine's
+    assert results[EPOCH].isin([1, 2, 3, 4]).all() and (results[EPOCH] == 1).sum() > (results[EPOCH] == 4).sum()
+    assert results["val_accuracy"].between(0, 1).all()

@@ -51,3 +51,12 @@ def genes_from_configuration(space: SearchSpace, configuration: Mapping[str, obj
     configurations included)."""
     values = dict(configuration) if isinstance(configuration, Mapping) else configuration
     return space.genes_from_values(values)
+
+
+def active_values(space: SearchSpace, values: Mapping[str, object]) -> dict[str, object]:
+    """``values`` without the choices that the others make inactive (a flat assignment of every choice, as tools
+    without conditional spaces sample, becomes a configuration :meth:`~SearchSpace.genes_from_values` reads)."""
+    parents = {hp.name: hp for hp in space.hyperparameters()}
+    return {name: value for name, value in values.items()
+            if name not in parents or parents[name].parent is None
+            or values.get(parents[name].parent) in parents[name].parent_values}
