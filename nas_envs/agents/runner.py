@@ -149,12 +149,12 @@ def settings_digest(identity: dict) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def _seed_task(settings: RunSettings, seed: int, out: Path) -> tuple[int, int, float]:
+def _seed_task(settings: RunSettings, seed: int, out: Path) -> tuple[str, int, int, float]:
     started = time.perf_counter()
     digest = settings_digest(settings.identity())
     rows = [{**row, "run": digest} for row in run_seed(settings, seed)]
     write_trajectory(out / settings.agent / f"seed_{seed}.jsonl", rows)
-    return seed, len(rows), time.perf_counter() - started
+    return f"{settings.env_id} {settings.agent}", seed, len(rows), time.perf_counter() - started
 
 
 class SettingsMismatchError(ValueError):
@@ -167,6 +167,28 @@ def run(settings: RunSettings, seeds: list[int], out: Path, workers: int = 1, ba
     A folder holds runs of one setting: ``run`` refuses a folder whose ``run.json`` names other settings, and
     skips seeds whose trajectory is already there, so a rerun never mixes settings or duplicates a seed.
     """
+    todo = prepare_folder(settings, seeds, out)
+    run_tasks([(settings, seed, out) for seed in todo], workers, backend, f"{settings.agent} seeds")
+    return out / settings.agent
+
+
+def run_grid(envs: list[str], agents: list[str], seeds: list[int], out: Path, budget_seconds: float,
+             workers: int = 1, backend: str = "local", **settings: object) -> list[Path]:
+    """Every (environment, agent, seed) of a grid as one task with one output file,
+    ``out/<env id>/<agent>/seed_<k>.jsonl`` (the layout of :func:`run` under ``out/<env id>/``), all fanned out
+    at once: each task is deterministic, so a cluster and a laptop write the same files. ``settings``: the other
+    fields of :class:`RunSettings`, the same for every cell. Returns the folders, one per (environment, agent)."""
+    cells = [RunSettings(env_id=env_id, agent=agent, budget_seconds=budget_seconds, **settings)
+             for env_id in envs for agent in agents]
+    tasks = [(cell, seed, out / cell.env_id) for cell in cells
+             for seed in prepare_folder(cell, seeds, out / cell.env_id)]
+    run_tasks(tasks, workers, backend, "grid runs")
+    return [out / cell.env_id / cell.agent for cell in cells]
+
+
+def prepare_folder(settings: RunSettings, seeds: list[int], out: Path) -> list[int]:
+    """Check ``out/<agent>/`` holds no runs of other settings, record the settings and seeds there, and return the
+    seeds whose trajectory is not there yet (an empty or damaged one is run again and replaced)."""
     folder = out / settings.agent
     record_path = folder / "run.json"
     previous: list[int] = []
@@ -178,7 +200,6 @@ def run(settings: RunSettings, seeds: list[int], out: Path, workers: int = 1, ba
             raise SettingsMismatchError(f"{folder} holds runs of other settings ({differ}); write these runs to "
                                         "another --out folder")
         previous = record.get("seeds", [])
-    # a seed is done when its trajectory reads back whole; an empty or damaged one is run again (and replaced)
     existing = set(read_seed_files(folder, settings.identity()))
     todo = [seed for seed in seeds if seed not in existing]
     if len(todo) < len(seeds):
@@ -187,28 +208,30 @@ def run(settings: RunSettings, seeds: list[int], out: Path, workers: int = 1, ba
     folder.mkdir(parents=True, exist_ok=True)
     record = {**asdict(settings), "identity": settings.identity(), "seeds": sorted(set(previous) | set(seeds))}
     write_atomically(record_path, json.dumps(record, indent=2) + "\n")
-    seeds = todo
-    if not seeds:
-        return folder
-    progress = tqdm(total=len(seeds), desc=f"{settings.agent} seeds", unit="seed", disable=progress_disabled())
+    return todo
 
-    def report(seed: int, count: int, seconds: float) -> None:
+
+def run_tasks(tasks: list[tuple[RunSettings, int, Path]], workers: int, backend: str, description: str) -> None:
+    """Run ``(settings, seed, out)`` tasks in this process, local worker processes or Ray tasks."""
+    if not tasks:
+        return
+    progress = tqdm(total=len(tasks), desc=description, unit="run", disable=progress_disabled())
+
+    def report(name: str, seed: int, count: int, seconds: float) -> None:
         progress.update()
-        progress.set_postfix_str(f"seed {seed}: {count} evaluations, {seconds:.1f} s", refresh=True)
+        progress.set_postfix_str(f"{name} seed {seed}: {count} evaluations, {seconds:.1f} s", refresh=True)
 
     if backend == "ray":
-        for result in ray_imap_unordered(_seed_task, [(settings, seed, out) for seed in seeds], workers):
+        for result in ray_imap_unordered(_seed_task, tasks, workers):
             report(*result)
     elif workers <= 1:
-        for seed in seeds:
-            report(*_seed_task(settings, seed, out))
+        for task in tasks:
+            report(*_seed_task(*task))
     else:
         with worker_pool(workers) as pool:
-            futures = [pool.submit(_seed_task, settings, seed, out) for seed in seeds]
-            for future in as_completed(futures):
+            for future in as_completed([pool.submit(_seed_task, *task) for task in tasks]):
                 report(*future.result())
     progress.close()
-    return folder
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Experiment commands: list, run, dataset, plot, curve, incumbents, moea, oneshot, oneshot-report."""
+"""Experiment commands: list, run, grid, dataset, plot, curve, incumbents, moea, oneshot, oneshot-report."""
 
 from __future__ import annotations
 
@@ -47,17 +47,22 @@ def check_env_id(env_id: str) -> None:
         raise ValueError(f"unknown environment {env_id!r}; {hint}'nas-envs list' prints the {len(ENV_BUNDLES)} ids")
 
 
+def check_agent_on_env(agent: str, env_id: str) -> None:
+    """Refuse an unknown id, and a multi-fidelity agent on an id that trains in one go."""
+    check_env_id(env_id)
+    if agent in MULTI_FIDELITY_AGENT_NAMES and not multi_fidelity(env_id):
+        variants = [r.env_id for f in FAMILIES.values() for r in f.releases if multi_fidelity(r.env_id)]
+        raise ValueError(f"--agent {agent} trains architectures epoch by epoch: it needs a multi-fidelity "
+                         f"environment ({', '.join(variants)}), not {env_id}")
+
+
 def _run(args: argparse.Namespace) -> int:
     from nas_envs.agents.plot import format_table, summarise
     from nas_envs.agents.runner import RunSettings, load_run_groups, parse_duration, run
     from nas_envs.catalogue import release_of
 
-    check_env_id(args.env)
+    check_agent_on_env(args.agent, args.env)
     family, _ = release_of(args.env)
-    if args.agent in MULTI_FIDELITY_AGENT_NAMES and not multi_fidelity(args.env):
-        variants = [r.env_id for f in FAMILIES.values() for r in f.releases if multi_fidelity(r.env_id)]
-        raise ValueError(f"--agent {args.agent} trains architectures epoch by epoch: it needs a multi-fidelity "
-                         f"environment ({', '.join(variants)}), not {args.env}")
     if args.surrogate is not None and args.surrogate not in family.surrogates:
         raise ValueError(f"--surrogate {args.surrogate}: {args.env} has "
                          + (f"the surrogates {family.surrogates}" if family.surrogates else
@@ -71,6 +76,25 @@ def _run(args: argparse.Namespace) -> int:
     folder = run(settings, seeds, Path(args.out), workers=args.workers, backend=args.backend)
     group = next(g for g in load_run_groups([folder]) if g.identity == settings.identity())
     print(format_table(summarise({group.label: group.trajectories})))
+    return 0
+
+
+def _grid(args: argparse.Namespace) -> int:
+    from nas_envs.agents.plot import format_table, summarise
+    from nas_envs.agents.runner import RunSettings, load_run_groups, parse_duration, run_grid
+
+    for env_id in args.envs:
+        for agent in args.agents:
+            check_agent_on_env(agent, env_id)
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    budget = parse_duration(args.budget)
+    folders = run_grid(args.envs, args.agents, seeds, Path(args.out), budget, workers=args.workers,
+                       backend=args.backend, max_evaluations=args.max_evaluations, noise=not args.no_noise)
+    for env_id in args.envs:
+        wanted = [RunSettings(env_id, agent, budget, args.max_evaluations, not args.no_noise).identity()
+                  for agent in args.agents]
+        groups = [g for g in load_run_groups([f for f in folders if f.parent.name == env_id]) if g.identity in wanted]
+        print(f"{env_id}:\n" + format_table(summarise({g.label: g.trajectories for g in groups})))
     return 0
 
 
@@ -273,6 +297,24 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--backend", default="local", choices=["local", "ray"],
                      help="local processes, or Ray tasks (RAY_ADDRESS joins a cluster; needs [ray])")
     run.set_defaults(handler=_run)
+
+    grid = commands.add_parser("grid", help="every (environment, agent, seed) of a grid, one task and one file each, "
+                               "on local processes or a Ray cluster")
+    grid.add_argument("--envs", nargs="+", required=True, help="environment ids")
+    grid.add_argument("--agents", nargs="+", required=True, choices=AGENT_NAMES + MULTI_FIDELITY_AGENT_NAMES,
+                      help="search agents (as 'nas-envs run --agent')")
+    grid.add_argument("--budget", required=True, help="simulated budget with its unit: 3600s, 90m, 24h or 2d")
+    grid.add_argument("--seeds", type=positive_int, default=10, help="number of seeds per (environment, agent)")
+    grid.add_argument("--first-seed", type=non_negative_int, default=0, help="the first seed (default 0)")
+    grid.add_argument("--max-evaluations", type=positive_int, default=None,
+                      help="also stop a run after this many evaluated architectures")
+    grid.add_argument("--no-noise", action="store_true", help="evaluate with ensemble means instead of noisy draws")
+    grid.add_argument("--out", required=True, help="output folder: OUT/<env id>/<agent>/seed_<k>.jsonl")
+    grid.add_argument("--workers", type=positive_int, default=1, help="runs at once (local processes, or the CPUs "
+                      "of a local Ray instance)")
+    grid.add_argument("--backend", default="local", choices=["local", "ray"],
+                      help="local processes, or Ray tasks (RAY_ADDRESS joins a cluster; needs [ray])")
+    grid.set_defaults(handler=_grid)
 
     dataset = commands.add_parser("dataset", help="record an agent's episodes on an id as a Minari dataset (offline "
                                   "RL; needs [minari])")
