@@ -525,3 +525,14 @@ def test_a_model_card_reads_only_incumbents_searched_on_its_own_bundle():
     own = _incumbent_rows("fbnet", "fbnet-fmnist14-full-e4-v1", {"fbnet-v1"})
     assert any("fbnet_v1_re.jsonl" in row for row in own)
     assert _incumbent_rows("fbnet", "fbnet-fmnist14-half-e4-v1", {"fbnet-v0"}) == []
+
+
+def test_xgboost_cross_validation_reads_its_history_with_pandas_installed_too():
+    """xgboost.cv returns a DataFrame when pandas is importable; the settings search must not index it by label."""
+    pytest.importorskip("pandas")
+    from nas_envs.surrogates.xgb import cross_validated_settings
+
+    rng = np.random.default_rng(0)
+    x = rng.random((120, 4))
+    params, rounds = cross_validated_settings(x, x[:, 0] + 0.1 * rng.random(120), seed=0)
+    assert rounds >= 1 and "min_child_weight" in params

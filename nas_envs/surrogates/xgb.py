@@ -39,6 +39,7 @@ def _cross_validate(
         early_stopping_rounds=patience,
         seed=seed,
         shuffle=True,
+        as_pandas=False,  # a dict of lists whether or not pandas is installed (a DataFrame would index by label)
     )
     rmse = history["test-rmse-mean"]  # with early stopping the history ends at the best round
     return len(rmse), float(rmse[-1])
