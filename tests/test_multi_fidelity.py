@@ -1,5 +1,5 @@
-"""SurrNAS-DARTS-MF-v0: architectures trained epoch by epoch on their learning curves, freeze-thaw, and the
-multi-fidelity agents of 'nas-envs run'."""
+"""SurrNAS-DARTS-MF-v0 and SurrNAS-FBNet-MF-v1: architectures trained epoch by epoch on their learning curves,
+freeze-thaw, and the multi-fidelity agents of 'nas-envs run'."""
 
 import json
 import warnings
@@ -16,6 +16,9 @@ from nas_envs.cli import main
 
 ENV_ID = "SurrNAS-DARTS-MF-v0"
 EPOCHS = 4
+#: (multi-fidelity id, its family's benchmark, its bundle): the environment tests run on each
+MF_IDS = [("SurrNAS-DARTS-MF-v0", "darts", "darts-mf-v0"), ("SurrNAS-FBNet-MF-v1", "fbnet", "fbnet-mf-v1")]
+each_mf_id = pytest.mark.parametrize("env_id, family, mf_bundle", MF_IDS)
 
 
 def build(env, genes):
@@ -26,23 +29,26 @@ def build(env, genes):
     return terminated, info
 
 
-def test_gymnasium_and_sb3_checkers_pass_without_a_warning():
-    env, other = gym.make(ENV_ID).unwrapped, gym.make(ENV_ID).unwrapped
+@each_mf_id
+def test_gymnasium_and_sb3_checkers_pass_without_a_warning(env_id, family, mf_bundle):
+    env, other = gym.make(env_id).unwrapped, gym.make(env_id).unwrapped
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_env(env)
         sb3_check_env(other)
 
 
-def test_the_fully_trained_architecture_is_that_of_the_darts_benchmark_and_its_curve_the_benchmark_s():
-    env = gym.make(ENV_ID, noise=False).unwrapped
-    bench = nas_envs.make_benchmark("darts")
-    mf = nas_envs.make_benchmark("darts", bundle="darts-mf-v0")
+@each_mf_id
+def test_the_fully_trained_architecture_is_that_of_the_base_benchmark_and_its_curve_the_benchmark_s(
+        env_id, family, mf_bundle):
+    env = gym.make(env_id, noise=False).unwrapped
+    bench = nas_envs.make_benchmark(family)
+    mf = nas_envs.make_benchmark(family, bundle=mf_bundle)
     genes = env.space.sample(seed=3)
     env.reset(seed=0)
     terminated, info = build(env, genes)
     assert not terminated and info["sim_time"] == 0.0 and info["epochs_trained"] == 0
-    assert info["action_mask"].tolist() == [0] * 7 + [1, 1]  # only TRAIN and STOP
+    assert info["action_mask"].tolist() == [0] * env.space.num_actions + [1, 1]  # only TRAIN and STOP
     seen, seconds = [], []
     for epoch in range(1, EPOCHS + 1):
         _, reward, terminated, _, info = env.step(env.train_action)
@@ -57,8 +63,10 @@ def test_the_fully_trained_architecture_is_that_of_the_darts_benchmark_and_its_c
     np.testing.assert_allclose(np.diff([0.0, *seconds]), final["train_time_s"][0] / EPOCHS)  # each epoch its share
 
 
-def test_stopping_early_pays_nothing_and_rebuilding_resumes_the_same_curve_where_it_stopped():
-    env = gym.make(ENV_ID, budget_seconds=10 * 86400).unwrapped
+@each_mf_id
+def test_stopping_early_pays_nothing_and_rebuilding_resumes_the_same_curve_where_it_stopped(
+        env_id, family, mf_bundle):
+    env = gym.make(env_id, budget_seconds=10 * 86400).unwrapped
     space = env.space
     first, other = space.sample(seed=1), space.sample(seed=2)
     env.reset(seed=5)
@@ -86,8 +94,9 @@ def test_stopping_early_pays_nothing_and_rebuilding_resumes_the_same_curve_where
     assert build(env, first)[1]["epochs_trained"] == 0
 
 
-def test_train_and_stop_are_illegal_while_building_and_build_actions_after_it():
-    env = gym.make(ENV_ID).unwrapped
+@each_mf_id
+def test_train_and_stop_are_illegal_while_building_and_build_actions_after_it(env_id, family, mf_bundle):
+    env = gym.make(env_id).unwrapped
     env.reset(seed=0)
     _, reward, terminated, _, info = env.step(env.train_action)
     assert terminated and info["illegal_action"] and reward == 0
@@ -97,8 +106,9 @@ def test_train_and_stop_are_illegal_while_building_and_build_actions_after_it():
     assert terminated and info["illegal_action"] and info["sim_time"] == 0.0
 
 
-def test_an_epoch_that_spends_the_budget_completes_and_the_next_step_is_truncated():
-    env = gym.make(ENV_ID, budget_seconds=30.0).unwrapped
+@each_mf_id
+def test_an_epoch_that_spends_the_budget_completes_and_the_next_step_is_truncated(env_id, family, mf_bundle):
+    env = gym.make(env_id, budget_seconds=30.0).unwrapped
     env.reset(seed=0)
     build(env, env.space.sample(seed=0))
     truncated = False
@@ -112,9 +122,10 @@ def test_an_epoch_that_spends_the_budget_completes_and_the_next_step_is_truncate
     assert truncated and not terminated and reward == 0 and "epoch_val_accuracy" not in info
 
 
-def test_the_same_seed_gives_the_same_episodes_in_the_single_and_the_vector_environment():
+@each_mf_id
+def test_the_same_seed_gives_the_same_episodes_in_the_single_and_the_vector_environment(env_id, family, mf_bundle):
     def single(seed):
-        env = gym.make(ENV_ID).unwrapped
+        env = gym.make(env_id).unwrapped
         obs, info = env.reset(seed=seed)
         rng, out = np.random.default_rng(seed), []
         for _ in range(150):
@@ -130,7 +141,7 @@ def test_the_same_seed_gives_the_same_episodes_in_the_single_and_the_vector_envi
     assert single(4) == single(4) != single(5)
 
     def vector(seed):
-        envs = gym.make_vec(ENV_ID, num_envs=3, vectorization_mode="vector_entry_point")
+        envs = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point")
         obs, info = envs.reset(seed=seed)
         envs.action_space.seed(seed)
         trace = []
@@ -142,8 +153,9 @@ def test_the_same_seed_gives_the_same_episodes_in_the_single_and_the_vector_envi
     assert vector(9) == vector(9) != vector(10)
 
 
-def test_the_vector_environment_reports_the_epochs_of_the_copies_that_trained():
-    vector = gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="vector_entry_point", noise=False)
+@each_mf_id
+def test_the_vector_environment_reports_the_epochs_of_the_copies_that_trained(env_id, family, mf_bundle):
+    vector = gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point", noise=False)
     space = vector.unwrapped.space
     genes = space.sample(2, seed=0)
     vector.reset(seed=0)
@@ -153,14 +165,15 @@ def test_the_vector_environment_reports_the_epochs_of_the_copies_that_trained():
     _, rewards, terminated, _, info = vector.step(np.array([train, stop]))
     assert info["_epoch_val_accuracy"].tolist() == [True, False] and info["epochs_trained"][0] == 1
     assert terminated.tolist() == [False, True] and rewards.tolist() == [0.0, 0.0]
-    bench = nas_envs.make_benchmark("darts", bundle="darts-mf-v0")
+    bench = nas_envs.make_benchmark(family, bundle=mf_bundle)
     assert info["epoch_val_accuracy"][0] == pytest.approx(bench.evaluate(genes[0], noise=False, epochs=1)
                                                           ["val_accuracy"][0])
     for _ in range(3):  # copy 0 trains to the end; copy 1 autoresets and waits
         vector.step(np.array([train, 0]))
     vector.step(np.array([0, 0]))  # copy 0 autoresets
     for step in range(space.num_decisions):  # copy 0 builds its architecture again
-        _, _, terminated, _, info = vector.step(np.array([genes[0, step], genes[1, min(step, 31)]]))
+        last = space.num_decisions - 1
+        _, _, terminated, _, info = vector.step(np.array([genes[0, step], genes[1, min(step, last)]]))
     assert terminated[0] and info["_already_trained"][0] and info["already_trained"][0]
 
 
@@ -192,7 +205,7 @@ def test_multi_fidelity_agents_are_refused_on_other_environments(tmp_path, capsy
     out = tmp_path / "runs"
     assert main(["run", "--env", "SurrNAS-DARTS-v0", "--agent", "hyperband", "--budget", "1h", "--out",
                  str(out)]) == 2
-    assert "needs a multi-fidelity environment (SurrNAS-DARTS-MF-v0)" in capsys.readouterr().err
+    assert "needs a multi-fidelity environment (SurrNAS-DARTS-MF-v0, SurrNAS-FBNet-MF-v1)" in capsys.readouterr().err
     assert not out.exists()
 
 
