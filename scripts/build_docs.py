@@ -45,7 +45,7 @@ OUTPUTS = DOCS / "results" / "outputs"
 #: one model card per released bundle: (space, options of 'nas-envs model-card'); the newest DARTS and FBNet
 #: cards also refit (leave one source out, learning curve: minutes for DARTS, seconds for FBNet)
 MODEL_CARDS = [("darts", ["--refits"]), ("darts", ["--bundle", "darts-mf-v0"]), ("fbnet", ["--refits"]),
-               ("fbnet", ["--bundle", "fbnet-v0"]), ("cityseg", [])]
+               ("fbnet", ["--bundle", "fbnet-v0"]), ("fbnet", ["--bundle", "fbnet-mf-v1"]), ("cityseg", [])]
 PLACEHOLDER = re.compile(r"\{\{(\w+)(?: ([^}]*))?\}\}")
 
 

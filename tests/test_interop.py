@@ -268,3 +268,39 @@ def test_syne_tune_replays_the_multi_fidelity_benchmark_on_its_simulated_clock(t
     assert results["st_tuner_time"].max() <= 3600 + 200  # the simulated clock, not this machine's
     assert results[EPOCH].isin([1, 2, 3, 4]).all() and (results[EPOCH] == 1).sum() > (results[EPOCH] == 4).sum()
     assert results["val_accuracy"].between(0, 1).all()
+
+
+# --- the command line's doors ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, message", [
+    (["dataset", "--env", "SurrNAS-Darts-v0"], "did you mean 'SurrNAS-DARTS-v0'"),
+    (["dataset", "--env", "SurrNAS-DARTS-v0", "--episodes", "0"], "must be an integer >= 1"),
+    (["grid", "--envs", "SurrNAS-FBNet-v1", "--agents", "sh", "--budget", "1h", "--out", "x"],
+     "needs a multi-fidelity environment"),
+    (["grid", "--envs", "SurrNAS-DARTS-v0", "--agents", "rs", "--budget", "24", "--out", "x"], "with its unit"),
+])
+def test_dataset_and_grid_refuse_bad_arguments_with_a_clear_line(argv, message, capsys):
+    from nas_envs.cli import main
+
+    try:
+        code = main(argv)
+    except SystemExit as stop:  # argparse's own refusals
+        code = stop.code
+    assert code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_grid_rerun_adds_seeds_and_never_mixes_settings(tmp_path, capsys):
+    from nas_envs.cli import main
+
+    out = str(tmp_path / "grid")
+    assert main(["--quiet", "grid", "--envs", "SurrNAS-FBNet-v1", "--agents", "rs", "--budget", "1h", "--seeds",
+                 "2", "--out", out]) == 0
+    assert "SurrNAS-FBNet-v1:" in capsys.readouterr().out
+    assert main(["--quiet", "grid", "--envs", "SurrNAS-FBNet-v1", "--agents", "rs", "--budget", "1h", "--seeds",
+                 "1", "--first-seed", "2", "--out", out]) == 0
+    assert sorted(p.name for p in (tmp_path / "grid" / "SurrNAS-FBNet-v1" / "rs").glob("seed_*")) == [
+        "seed_0.jsonl", "seed_1.jsonl", "seed_2.jsonl"]
+    assert main(["--quiet", "grid", "--envs", "SurrNAS-FBNet-v1", "--agents", "rs", "--budget", "2h", "--out",
+                 out]) == 2
+    assert "holds runs of other settings" in capsys.readouterr().err
