@@ -1,5 +1,6 @@
 """syne-tune's ASHA and asynchronous Hyperband with 4 simulated workers on SurrNAS-DARTS-MF-v0, beside this suite's
-successive halving and Hyperband agents (one worker) on the same simulated wall-clock budget.
+successive halving and Hyperband agents (one worker) on the same simulated wall-clock budget, and syne-tune's ASHA
+with one worker, which spends the same compute as ours.
 
     python scripts/syne_tune_darts.py [--budget 24h] [--seeds 5] [--plot syne_tune_darts.png]
 
@@ -12,6 +13,8 @@ simulator backend; ours are ``nas-envs run`` trajectories. Needs syne-tune and m
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import logging
 import os
 import random
@@ -25,7 +28,8 @@ WORKERS = 4
 CHECKPOINTS = (0.25, 0.5, 1.0)  # fractions of the budget at which the table reads the incumbent
 
 
-def syne_tune_incumbents(method: str, budget: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def syne_tune_incumbents(method: str, budget: float, seed: int, workers: int = WORKERS
+                         ) -> tuple[np.ndarray, np.ndarray]:
     """(simulated seconds, incumbent validation accuracy) at each fully trained architecture of one run."""
     from syne_tune import StoppingCriterion, Tuner
     from syne_tune.backend.simulator_backend.simulator_callback import SimulatorCallback
@@ -43,10 +47,11 @@ def syne_tune_incumbents(method: str, budget: float, seed: int) -> tuple[np.ndar
     scheduler = ASHA(box.configuration_space, metric="val_accuracy", do_minimize=False, time_attr=EPOCH,
                      max_t=epochs, grace_period=1, reduction_factor=2, brackets=brackets, random_seed=seed)
     tuner = Tuner(UserBlackboxBackend(blackbox=box, elapsed_time_attr=ELAPSED_TIME, seed=seed), scheduler,
-                  StoppingCriterion(max_wallclock_time=budget), n_workers=WORKERS, sleep_time=0,
+                  StoppingCriterion(max_wallclock_time=budget), n_workers=workers, sleep_time=0,
                   callbacks=[SimulatorCallback()], save_tuner=False, print_update_interval=10**9,
                   tuner_name=f"nas-envs-{method}-{seed}")
-    tuner.run()
+    with contextlib.redirect_stdout(io.StringIO()):  # syne-tune prints its trial tables; the script prints its own
+        tuner.run()
     results = _results(tuner)
     full = results[results[EPOCH] == epochs].sort_values("st_tuner_time")
     return full["st_tuner_time"].to_numpy(), np.maximum.accumulate(full["val_accuracy"].to_numpy())
@@ -83,6 +88,7 @@ def main() -> None:
     logging.getLogger("syne_tune").setLevel(logging.WARNING)
     methods = {f"syne-tune ASHA, {WORKERS} workers": lambda s: syne_tune_incumbents("asha", budget, s),
                f"syne-tune Hyperband, {WORKERS} workers": lambda s: syne_tune_incumbents("hyperband", budget, s),
+               "syne-tune ASHA, 1 worker": lambda s: syne_tune_incumbents("asha", budget, s, workers=1),
                "nas-envs sh, 1 worker": lambda s: our_incumbents("sh", budget, s),
                "nas-envs hyperband, 1 worker": lambda s: our_incumbents("hyperband", budget, s)}
     runs = {}
