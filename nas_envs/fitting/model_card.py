@@ -189,6 +189,7 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
                          f"{noise['surrogate_r2']:.2f} | {noise['surrogate_sparse_kendall_tau']:.2f} |")
     if "curve" in models:
         lines += ["", *_curve_rows(models["curve"], manifest["data"].get("learning_curves") or {})]
+    lines += ["", *_noise_rows(space, folder, [kind for kind in ACCURACY_KINDS if kind in scored])]
     incumbents = _incumbent_rows(space, manifest["protocol"], {title, manifest.get("base", title)})
     if incumbents:
         lines += ["", "## Incumbents of searches, trained for real", "",
@@ -200,6 +201,44 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
                   "architectures ranked alike | agents ranked alike |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- |", *incumbents]
     return lines
+
+
+def _noise_rows(space: str, folder: Path, kinds: list[str]) -> list[str]:
+    """The noise model against repeated seeds (:mod:`nas_envs.fitting.noise_check`), per accuracy surrogate on the
+    final validation accuracy and, with the first surrogate, per epoch of a learning-curve model."""
+    from nas_envs.fitting.noise_check import COVERAGE, DRAWS, noise_model_check
+
+    rows, better, judged = [], 0, 0
+    for index, kind in enumerate(kinds):
+        logger.info("model card: noise model of %s against repeated seeds", kind)
+        checks = noise_model_check(space, folder, kind)
+        for target, check in checks.items():
+            if index and target != "val_accuracy":
+                continue
+            model, constant = check["model"], check["constant"]
+            judged += 1
+            better += model["crps"] < constant["crps"]
+            rows.append(f"| {kind} | `{target}` | {check['architectures']} ({check['seeds']}) | "
+                        f"{_pct(check['mean_seed_std'])} | {_pct(model['mean_predicted_std'])} / "
+                        f"{_pct(constant['mean_predicted_std'])} | {100 * model['std_error']:.3f} % / "
+                        f"{100 * constant['std_error']:.3f} % | {100 * model['crps']:.3f} % / "
+                        f"{100 * constant['crps']:.3f} % | "
+                        f"{model['coverage']:.2f} / {constant['coverage']:.2f} |")
+    verdict = (f"The noise model's CRPS is lower than the constant's on {better} of {judged} rows"
+               + ("." if better == judged else
+                  ": where it is not, a constant seed noise would describe the trainings as well or better, and "
+                  "the per-architecture spread is not to be read as knowledge of which architectures train "
+                  "steadily."))
+    return ["## Noise model against repeated seeds", "",
+            f"For each noise-subset architecture, {DRAWS} noisy evaluations (`noise=True`) against its seeds trained "
+            "for real, as NAS-Bench-301 judges its noise model: the mean of the seeds' standard deviations, the "
+            "predicted standard deviation, the error of the predicted standard deviation against the seeds' "
+            f"(mean absolute), the CRPS of each seed under the draws (lower is better) and the share of seeds in "
+            f"the central {COVERAGE:.0%} of the draws. Each cell is model / constant: the same means with one "
+            "standard deviation for every architecture, the pooled one of these seeds (fitted on what it is "
+            "judged on). " + verdict, "",
+            "| surrogate | target | architectures (seeds) | seeds' std | predicted std | std error | CRPS | "
+            f"{COVERAGE:.0%} coverage |", "| --- | --- | --- | --- | --- | --- | --- | --- |", *rows]
 
 
 def _curve_rows(entry: dict, curves: dict) -> list[str]:
