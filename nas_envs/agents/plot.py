@@ -192,7 +192,7 @@ def _plot_env(env_id: str, groups: list[RunGroup], output: Path, title: str | No
     notes = [f"{a} and {b} draw one line until {until / unit_seconds:.3g} {unit} (the same first evaluations)"
              for a, b, until in coinciding_until(grid, first_metric)]
     seeds = sorted({len(group.trajectories) for group in groups})
-    figure.suptitle(title or f"{env_id}, budget {format_duration(budget)}: mean +- standard error over "
+    figure.suptitle(title or f"{env_id}, budget {format_duration(budget)}: mean ± standard error over "
                     f"{'/'.join(map(str, seeds))} seeds", fontsize=10)
     if notes:
         figure.text(0.5, 0.01, "; ".join(notes), ha="center", fontsize=7)

@@ -14,6 +14,7 @@ from nas_envs.agents.runner import AGENT_NAMES, AGENT_NEEDS, MULTI_FIDELITY_AGEN
 from nas_envs.catalogue import FAMILIES
 from nas_envs.cli.arguments import non_negative_int, number_range, png_path, positive_int
 from nas_envs.extras import require
+from nas_envs.oneshot import SEARCH_EPOCHS
 from nas_envs.parallel import worker_pool
 from nas_envs.progress import progress
 
@@ -361,8 +362,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     oneshot.add_argument("--method", required=True, choices=["darts", "pcdarts", "gdas"])
     oneshot.add_argument("--space", default="full", choices=["full", "constrained"],
                          help="constrained: only skip_connect and sep_conv_3x3 (and none), where DARTS collapses")
-    oneshot.add_argument("--epochs", type=positive_int, default=None, help="search epochs (default: SearchSettings', "
-                         "about 30 CPU-min a DARTS run: scripts/oneshot_speed.py)")
+    oneshot.add_argument("--epochs", type=positive_int, default=None,
+                         help=f"search epochs (default {SEARCH_EPOCHS}, about 30 CPU-minutes a DARTS run: "
+                              "scripts/oneshot_speed.py)")
     oneshot.add_argument("--seeds", type=positive_int, default=1)
     oneshot.add_argument("--first-seed", type=non_negative_int, default=0)
     oneshot.add_argument("--images", type=positive_int, default=None,

@@ -31,6 +31,7 @@ import torch
 import torch.nn.functional as F
 
 from nas_envs.files import write_atomically
+from nas_envs.oneshot import SEARCH_EPOCHS
 from nas_envs.oneshot.supernet import METHODS, NONE, Supernet
 from nas_envs.spaces.darts import GENES_PER_NODE, NUM_NODES, OPS, DartsSpace
 
@@ -41,7 +42,7 @@ SEARCH_SPACES = {"full": (NONE, *OPS), "constrained": (NONE, "skip_connect", "se
 class SearchSettings:
     method: str = "darts"
     space: str = "full"
-    epochs: int = 6
+    epochs: int = SEARCH_EPOCHS
     seed: int = 0
     protocol: str = "darts-fmnist14-c8l8-e4-v1"
     channels: int = 8
