@@ -233,3 +233,13 @@ def test_a_bundle_takes_unchanged_files_from_its_base_release_and_checks_them_it
         nas_envs.make_benchmark("darts", bundle=tampered).evaluate(genes)
     with pytest.raises(AssetError, match="not a released bundle"):
         nas_envs.make_benchmark("darts", bundle=elsewhere).evaluate(genes)
+
+
+def test_a_budget_too_small_for_one_evaluation_names_the_smallest_that_works(tmp_path, capsys):
+    assert main(["run", "--env", ENV_ID, "--agent", "sh", "--budget", "10m", "--seeds", "1",
+                 "--out", str(tmp_path)]) == 2
+    error = capsys.readouterr().err
+    smallest = int(error.rsplit("give a budget of at least ", 1)[1].strip().removesuffix("m"))
+    assert "nothing was evaluated within the budget of 600 simulated seconds" in error and smallest > 10
+    assert main(["--quiet", "run", "--env", ENV_ID, "--agent", "sh", "--budget", f"{smallest}m", "--seeds", "1",
+                 "--out", str(tmp_path / "enough")]) == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import re
 import time
 from concurrent.futures import as_completed
@@ -149,10 +150,28 @@ def settings_digest(identity: dict) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:12]
 
 
+class NothingEvaluatedError(ValueError):
+    """A run's budget ended before its agent completed one evaluation."""
+
+
+def first_evaluation_seconds(settings: RunSettings, seed: int) -> float:
+    """Simulated seconds until the agent's first completed evaluation with this seed (budget permitting)."""
+    unbounded = RunSettings(**{**asdict(settings), "budget_seconds": 10 * 365 * 86400.0, "max_evaluations": 1})
+    return float(run_seed(unbounded, seed)[0]["sim_time"])
+
+
 def _seed_task(settings: RunSettings, seed: int, out: Path) -> tuple[str, int, int, float]:
     started = time.perf_counter()
     digest = settings_digest(settings.identity())
     rows = [{**row, "run": digest} for row in run_seed(settings, seed)]
+    if not rows:
+        needed = first_evaluation_seconds(settings, seed)
+        raise NothingEvaluatedError(
+            f"{settings.env_id}, agent {settings.agent}, seed {seed}: nothing was evaluated within the budget of "
+            f"{settings.budget_seconds:g} simulated seconds; its first evaluation completes after {needed:.0f} s"
+            + (" (it first trains many architectures for a few epochs)"
+               if settings.agent in MULTI_FIDELITY_AGENT_NAMES else "")
+            + f": give a budget of at least {math.ceil(needed / 60)}m")
     write_trajectory(out / settings.agent / f"seed_{seed}.jsonl", rows)
     return f"{settings.env_id} {settings.agent}", seed, len(rows), time.perf_counter() - started
 
