@@ -220,3 +220,44 @@ def test_atomic_writes_leave_the_old_file_or_the_new_one(tmp_path):
     (tmp_path / "dest" / "y").write_text("2")
     replace_folder(tmp_path / "new", tmp_path / "dest")
     assert [p.name for p in (tmp_path / "dest").iterdir()] == ["x"] and not (tmp_path / "dest.old").exists()
+
+
+@pytest.mark.parametrize("edit", [lambda table: table.pop("params"),
+                                  lambda table: table["flops"].update(weights=table["flops"]["weights"][:3]),
+                                  lambda table: table["flops"].update(intercept=float("nan"))])
+def test_a_cost_table_without_a_finite_row_per_cost_is_named(tmp_path, edit):
+    from nas_envs.assets import sha256_file
+
+    def break_costs(folder):
+        table = json.loads((folder / "costs.json").read_text())
+        edit(table)
+        (folder / "costs.json").write_text(json.dumps(table))
+        manifest = json.loads((folder / "manifest.json").read_text())
+        manifest["files"]["costs.json"] = sha256_file(folder / "costs.json")
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+
+    bench = nas_envs.make_benchmark("darts", bundle=broken_copy(tmp_path, break_costs))
+    with pytest.raises(AssetError, match="costs.json: '(params|flops)' must hold a finite 'intercept'"):
+        bench.evaluate(bench.space.sample(1, seed=0))
+
+
+def test_a_base_that_is_not_a_bundle_name_is_named(tmp_path):
+    def listed_base(folder):
+        manifest = json.loads((folder / "manifest.json").read_text())
+        (folder / "manifest.json").write_text(json.dumps({**manifest, "base": ["darts-v0"]}))
+
+    with pytest.raises(AssetError, match=r"names \['darts-v0'\] as its base, which is not the name of a released"):
+        nas_envs.make_benchmark("darts", bundle=broken_copy(tmp_path, listed_base)).verify()
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda space, other: space.as_batch(space.to_string(space.sample(seed=0)).encode()), "must be str, got bytes"),
+    (lambda space, other: space.sample("3"), "non-negative integer"),
+    (lambda space, other: space.sample(True), "non-negative integer"),
+    (lambda space, other: space.values_from_genes(other.sample(seed=0)), "expected 32 genes"),
+])
+def test_the_space_doors_name_what_is_wrong(call, message):
+    from nas_envs.spaces import get_space
+
+    with pytest.raises((ValueError, InvalidArchitectureError), match=message):
+        call(get_space("darts"), get_space("fbnet"))

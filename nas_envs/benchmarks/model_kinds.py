@@ -20,11 +20,14 @@ from nas_envs.assets import UNREADABLE, AssetError, bundle_file
 from nas_envs.extras import require
 from nas_envs.spaces.base import SearchSpace
 
+#: what a bundle's cost table gives, each exactly linear in the space's cost features
+COSTS = ("params", "flops")
+
 
 def exact_costs(cost_table: dict, cost_features: np.ndarray) -> dict[str, np.ndarray]:
     """Params and FLOPs from a bundle's cost table: exactly linear in the space's cost features."""
     return {name: np.rint(cost_table[name]["intercept"] + cost_features @ np.asarray(cost_table[name]["weights"]))
-            for name in ("params", "flops")}
+            for name in COSTS}
 
 
 class Encodings:

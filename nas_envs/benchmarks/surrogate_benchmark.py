@@ -7,9 +7,10 @@ from functools import cached_property
 
 import numpy as np
 
-from nas_envs.assets import Bundle
+from nas_envs.assets import AssetError, Bundle
 from nas_envs.benchmarks.base import Benchmark
 from nas_envs.benchmarks.model_kinds import (
+    COSTS,
     CURVE_EPOCHS,
     MODEL_KINDS,
     Encodings,
@@ -80,7 +81,16 @@ class SurrogateBenchmark(Benchmark):
         arrays, converted once rather than at every evaluation."""
         _ = self.manifest  # verify checksums first
         table = self.bundle.read_json("costs.json")
-        return {name: {**entry, "weights": np.asarray(entry["weights"])}
+        features = self.space.cost_features(self.space.sample(1, seed=0)).shape[1]
+        for name in COSTS:
+            entry = table.get(name) if isinstance(table, dict) else None
+            weights = np.asarray(entry.get("weights", []), dtype=object) if isinstance(entry, dict) else None
+            if (weights is None or weights.shape != (features,) or not _finite_numbers([entry.get("intercept"),
+                                                                                        *weights.tolist()])):
+                raise AssetError(f"{self.bundle_dir / 'costs.json'}: '{name}' must hold a finite 'intercept' and "
+                                 f"{features} finite 'weights' (one per cost feature of the {self.space.name} space). "
+                                 f"{self.bundle.hint}")
+        return {name: {**entry, "weights": np.asarray(entry["weights"], dtype=np.float64)}
                 if isinstance(entry, dict) and "weights" in entry else entry for name, entry in table.items()}
 
     @cached_property
@@ -228,3 +238,7 @@ class SurrogateBenchmark(Benchmark):
 def make_surrogate_benchmark(name: str, bundle: "str | os.PathLike", surrogate: str | None) -> SurrogateBenchmark:
     """The catalogue's factory for the DARTS and FBNet families: the benchmark of space ``name``."""
     return SurrogateBenchmark(get_space(name), bundle, surrogate=surrogate or "xgb")
+
+
+def _finite_numbers(values: list) -> bool:
+    return all(type(v) in (int, float) and np.isfinite(v) for v in values)

@@ -106,11 +106,11 @@ class SearchSpace(ABC):
     # --- sampling and neighbourhoods ------------------------------------------------------------------------
     def sample(self, n: int | None = None, seed: int | np.random.Generator | None = None) -> np.ndarray:
         """Uniformly random canonical architectures: shape ``(num_decisions,)`` if ``n`` is None else ``(n, D)``."""
+        if n is not None and (isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 0):
+            raise ValueError(f"n must be a non-negative integer (the number of architectures) or None, got {n!r}")
         rng = np.random.default_rng(seed)
         if n is None:
             return self._sample_one(rng)
-        if n < 0:
-            raise ValueError(f"n must be >= 0, got {n}")
         out = np.empty((n, self.num_decisions), dtype=np.int64)
         for i in range(n):
             out[i] = self._sample_one(rng)
@@ -182,6 +182,7 @@ class SearchSpace(ABC):
     # --- conversions shared by all spaces -------------------------------------------------------------------
     def as_genes(self, arch: "np.ndarray | Sequence[int] | str") -> np.ndarray:
         """Validated canonical genes of one architecture given as genes or as a string."""
+        _refuse_bytes(self.name, arch)
         if isinstance(arch, str):
             return self.from_string(arch)
         genes = np.asarray(arch)
@@ -213,6 +214,7 @@ class SearchSpace(ABC):
 
     def as_batch(self, archs: "np.ndarray | Iterable[np.ndarray | Sequence[int] | str] | str") -> np.ndarray:
         """Validated canonical genes ``(N, num_decisions)`` from a 2-D array, a list of genes or strings."""
+        _refuse_bytes(self.name, archs)
         if isinstance(archs, str):
             archs = [archs]
         if isinstance(archs, np.ndarray) and archs.ndim == 1 and archs.dtype.kind in "USO" and \
@@ -241,3 +243,10 @@ class SearchSpace(ABC):
         if not rows:
             return np.empty((0, self.num_decisions), dtype=np.int64)
         return np.stack(rows)
+
+
+def _refuse_bytes(space: str, arch: object) -> None:
+    """Bytes are no architecture string: say so rather than read them as a row of small integers."""
+    if isinstance(arch, (bytes, bytearray)):
+        raise InvalidArchitectureError(f"{space}: an architecture string must be str, got {type(arch).__name__}; "
+                                       "decode it first (text.decode())")

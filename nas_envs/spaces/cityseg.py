@@ -180,8 +180,7 @@ class CitySegSpace(SearchSpace):
         return out
 
     def values_from_genes(self, genes: np.ndarray) -> dict[str, object]:
-        genes = self.canonicalize(np.asarray(genes, dtype=np.int64))
-        self.validate(genes)
+        genes = self.as_genes(genes)  # shape, integers, validity and canonical form, named
         if genes[0] == 0:
             raise InvalidArchitectureError("cityseg: head depth 0 is degenerate and not part of the configuration "
                                            "view (depth_head is 1 or 2)")

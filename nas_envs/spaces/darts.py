@@ -256,8 +256,7 @@ class DartsSpace(SearchSpace):
         return out
 
     def values_from_genes(self, genes: np.ndarray) -> dict[str, object]:
-        genes = self.canonicalize(np.asarray(genes, dtype=np.int64))
-        self.validate(genes)
+        genes = self.as_genes(genes)  # shape, integers, validity and canonical form, named
         values: dict[str, object] = {}
         for cell_index, cell in enumerate(CELLS):
             for node in range(NUM_NODES):

@@ -98,8 +98,7 @@ class FBNetSpace(SearchSpace):
         return [Hyperparameter(f"layer_{layer}", BLOCKS) for layer in range(NUM_LAYERS)]
 
     def values_from_genes(self, genes: np.ndarray) -> dict[str, object]:
-        genes = np.asarray(genes, dtype=np.int64)
-        self.validate(genes)
+        genes = self.as_genes(genes)  # shape, integers, validity and canonical form, named
         return {f"layer_{layer}": BLOCKS[int(code)] for layer, code in enumerate(genes)}
 
     def genes_from_values(self, values: Mapping[str, object]) -> np.ndarray:
