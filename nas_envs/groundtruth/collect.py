@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures.process import BrokenProcessPool
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
@@ -69,18 +70,23 @@ def _run_local(protocol_name: str, jobs: Iterable[Job], workers: int, device: st
     share it, because one small network's training is bound by kernel launches, not by the GPU)."""
     pending = iter(jobs)
     with worker_pool(workers, initializer=partial(_init_worker, threads)) as pool:
-        in_flight: set[Future] = set()
+        in_flight: dict[Future, Job] = {}
         for job in pending:
-            in_flight.add(pool.submit(run_job, protocol_name, job, device, reserve))
+            in_flight[pool.submit(run_job, protocol_name, job, device, reserve)] = job
             if len(in_flight) >= workers:
                 break
         while in_flight:
-            done, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
+            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
             for future in done:
-                yield future.result()
+                job = in_flight.pop(future)
+                try:
+                    yield future.result()
+                except BrokenProcessPool as error:  # a worker killed (out of memory, a signal): say which job
+                    raise RuntimeError(f"the worker training {job.key} died ({error}); nothing of it was written, "
+                                       "and a rerun trains it again") from error
                 next_job = next(pending, None)
                 if next_job is not None:
-                    in_flight.add(pool.submit(run_job, protocol_name, next_job, device, reserve))
+                    in_flight[pool.submit(run_job, protocol_name, next_job, device, reserve)] = next_job
 
 
 def _run_ray(protocol_name: str, jobs: Iterable[Job], workers: int, device: str, threads: int = 1,
