@@ -16,9 +16,10 @@ features; boosted trees fitted to that ridge's residuals (a linear base plus tre
 XGBoost's random-forest mode (50 bagged trees of depth 8 per member instead of boosting); the bundled setting
 with an absolute-error loss, with shallower trees and a smaller learning rate, and without its L2 penalty; and the
 bundled input with the counts of Weisfeiler-Lehman labels of the space's graph (``space.graphs``) appended, at 1 to
-3 refinements: a graph kernel's features, given to the trees. Each fold fits 10-member ensembles with rounds
-(ridge: penalty) chosen by cross-validation on its own training part, as a fit
-does. The same folds serve every setting; ``--repeats`` draws new folds (with ``--noise-subset``: new member seeds)
+3 refinements: a graph kernel's features, given to the trees; the plain mean of the bundled trees and the ridge, and
+a stack of the bundled trees, the ridge and the random-forest mode, weighted by non-negative least squares on their
+out-of-fold predictions inside the fitting part (a third, differently biased member). Each fold fits 10-member
+ensembles with rounds (ridge: penalty) chosen by cross-validation on its own training part, as a fit does. The same folds serve every setting; ``--repeats`` draws new folds (with ``--noise-subset``: new member seeds)
 and averages (mean +- standard error over repeats). ``--records`` fixes the first N records and
 ``--noise-architectures`` the first N noise-subset architectures, so that readings taken while a collector appends
 see the same records; ``--only`` compares only the settings whose name contains a text, e.g. ``--only version``
@@ -125,6 +126,34 @@ RANDOM_FOREST = {"num_parallel_tree": 50, "max_depth": 8, "min_child_weight": 4.
                  "colsample_bytree": 1.0, "colsample_bynode": 0.33, "lambda": 0.0, "eta": 1.0}
 
 
+def averaged(*members: Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]
+             ) -> Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]:
+    """Fit-and-predict with the plain mean of several members' predictions."""
+    def fit_predict(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
+        return np.mean([member(x_fit, y_fit, x_held, seed) for member in members], axis=0)
+
+    return fit_predict
+
+
+def stacked(*members: Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]
+            ) -> Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]:
+    """Fit-and-predict with a stack: each member's out-of-fold predictions on the fitting part (5 folds inside it)
+    weigh the members by non-negative least squares with an intercept; the members, refitted on the whole fitting
+    part, predict with those weights."""
+    from scipy.optimize import nnls
+
+    def fit_predict(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
+        fold = np.random.default_rng(seed).permutation(len(y_fit)) % 5
+        out_of_fold = np.column_stack([cross_validated_predictions(x_fit, y_fit, fold, seed, member)
+                                       for member in members])
+        center = y_fit.mean()  # the intercept: weights fit the deviations from the mean
+        weights, _ = nnls(out_of_fold - center, y_fit - center)
+        held = np.column_stack([member(x_fit, y_fit, x_held, seed) for member in members])
+        return center + (held - center) @ weights
+
+    return fit_predict
+
+
 def cross_validated_predictions(x: np.ndarray, y: np.ndarray, fold: np.ndarray, seed: int,
                                 fit_predict: Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]
                                 ) -> np.ndarray:
@@ -160,6 +189,9 @@ def main() -> None:
         "bundled, absolute error": (bundled, forest({"objective": "reg:absoluteerror", "eval_metric": "rmse"})),
         "bundled, depth 2, learning rate 0.05": (bundled, forest({"max_depth": 2, "eta": 0.05})),
         "bundled, no L2 penalty": (bundled, forest({"lambda": 0.0})),
+        "mean of the bundled trees and the ridge": (bundled.astype(np.float64), averaged(as_a_fit, ridge)),
+        "stack of the bundled trees, the ridge and random-forest mode (out-of-fold, non-negative weights)":
+            (bundled.astype(np.float64), stacked(as_a_fit, ridge, forest(RANDOM_FOREST, rounds=1))),
     }
     if args.space == "darts":
         settings = {"one-hot bits + op counts + depth, depth 4, 2 per leaf (before)":
