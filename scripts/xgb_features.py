@@ -19,8 +19,9 @@ bundled input with the counts of Weisfeiler-Lehman labels of the space's graph (
 3 refinements: a graph kernel's features, given to the trees; the plain mean of the bundled trees and the ridge, and
 a stack of the bundled trees, the ridge and the random-forest mode, weighted by non-negative least squares on their
 out-of-fold predictions inside the fitting part (a third, differently biased member). Each fold fits 10-member
-ensembles with rounds (ridge: penalty) chosen by cross-validation on its own training part, as a fit does. The same folds serve every setting; ``--repeats`` draws new folds (with ``--noise-subset``: new member seeds)
-and averages (mean +- standard error over repeats). ``--records`` fixes the first N records and
+ensembles with rounds (ridge: penalty) chosen by cross-validation on its own training part, as a fit does. The
+same folds serve every setting; ``--repeats`` draws new folds (with ``--noise-subset``: new member seeds) and
+averages (mean +- standard error over repeats). ``--records`` fixes the first N records and
 ``--noise-architectures`` the first N noise-subset architectures, so that readings taken while a collector appends
 see the same records; ``--only`` compares only the settings whose name contains a text, e.g. ``--only version``
 the versions of the space's features. Each setting is also printed minus the bundled one, paired over folds.
