@@ -223,7 +223,8 @@ def _noise_rows(space: str, folder: Path, kinds: list[str]) -> list[str]:
                         f"{_pct(constant['mean_predicted_std'])} | {100 * model['std_error']:.3f} % / "
                         f"{100 * constant['std_error']:.3f} % | {100 * model['crps']:.3f} % / "
                         f"{100 * constant['crps']:.3f} % | "
-                        f"{model['coverage']:.2f} / {constant['coverage']:.2f} |")
+                        f"{model['coverage']:.2f} / {constant['coverage']:.2f} | "
+                        f"{100 * model['above_best']:.2f} % / {100 * constant['above_best']:.2f} % |")
     verdict = (f"The noise model's CRPS is lower than the constant's on {better} of {judged} rows"
                + ("." if better == judged else
                   ": where it is not, a constant seed noise would describe the trainings as well or better, and "
@@ -234,11 +235,13 @@ def _noise_rows(space: str, folder: Path, kinds: list[str]) -> list[str]:
             "for real, as NAS-Bench-301 judges its noise model: the mean of the seeds' standard deviations, the "
             "predicted standard deviation, the error of the predicted standard deviation against the seeds' "
             f"(mean absolute), the CRPS of each seed under the draws (lower is better) and the share of seeds in "
-            f"the central {COVERAGE:.0%} of the draws. Each cell is model / constant: the same means with one "
+            f"the central {COVERAGE:.0%} of the draws, and the share of draws above the best value any training "
+            "of the data reached (a tail no training shows). Each cell is model / constant: the same means with one "
             "standard deviation for every architecture, the pooled one of these seeds (fitted on what it is "
             "judged on). " + verdict, "",
             "| surrogate | target | architectures (seeds) | seeds' std | predicted std | std error | CRPS | "
-            f"{COVERAGE:.0%} coverage |", "| --- | --- | --- | --- | --- | --- | --- | --- |", *rows]
+            f"{COVERAGE:.0%} coverage | draws above the best measured |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |", *rows]
 
 
 def _curve_rows(entry: dict, curves: dict) -> list[str]:

@@ -5,7 +5,8 @@ For every noise-subset architecture (trained with several seeds, never fitted on
 of the truth. Per architecture: the error of the predicted standard deviation against the seeds' sample standard
 deviation, the CRPS of each measured seed under the predictive distribution (from the draws: ``E|X - y| -
 E|X - X'| / 2``; lower is better, in accuracy units), and whether each seed falls inside the central 90 % of the
-draws. The baseline keeps the same predictive means but one constant standard deviation for every architecture:
+draws; and the share of draws above the highest value any training of the data reached (a tail no training
+shows). The baseline keeps the same predictive means but one constant standard deviation for every architecture:
 the pooled seed standard deviation of the noise subset itself (the best constant there is, fitted on the data it
 is judged on). On the learning-curve targets of multi-fidelity bundles the check runs per epoch before the last.
 """
@@ -30,9 +31,10 @@ def crps_from_draws(draws: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.abs(ordered[None, :] - np.asarray(values)[:, None]).mean(axis=1) - spread / 2
 
 
-def judge_draws(draws: list[np.ndarray], measured: list[np.ndarray]) -> dict:
+def judge_draws(draws: list[np.ndarray], measured: list[np.ndarray], best_measured: float = np.inf) -> dict:
     """The noise model (``draws`` per architecture) and the constant-noise baseline against the ``measured`` seeds
-    of the same architectures."""
+    of the same architectures; ``above_best``: the share of draws above ``best_measured``, the highest value any
+    training of the data reached (a tail no training shows)."""
     seed_std = np.array([values.std(ddof=1) for values in measured])
     constant = float(np.sqrt(np.mean(seed_std**2)))
     z = np.random.default_rng(0).standard_normal(DRAWS)
@@ -46,6 +48,7 @@ def judge_draws(draws: list[np.ndarray], measured: list[np.ndarray]) -> dict:
             "mean_predicted_std": float(np.mean([d.std() for d in predicted])),
             "crps": float(np.mean(np.concatenate([crps_from_draws(d, v) for d, v in zip(predicted, measured)]))),
             "coverage": float(np.mean(np.concatenate(inside))),
+            "above_best": float(np.mean(np.concatenate(predicted) > best_measured)),
         }
     out["mean_seed_std"] = float(seed_std.mean())
     return out
@@ -79,5 +82,6 @@ def noise_model_check(space: str, bundle: str | Path, surrogate: str) -> dict[st
     for target in targets:
         measured = [np.asarray(values) for values in data.noise_targets[target]]
         keep = [i for i, values in enumerate(measured) if np.isfinite(values).all() and len(values) >= 2]
-        out[target] = judge_draws([draws[target][i] for i in keep], [measured[i] for i in keep])
+        best = float(np.nanmax(np.concatenate([data.targets[target], *measured])))
+        out[target] = judge_draws([draws[target][i] for i in keep], [measured[i] for i in keep], best)
     return out
