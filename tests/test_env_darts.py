@@ -259,3 +259,13 @@ def test_learning_rewards_are_the_score_against_random_architectures(reward):
     np.testing.assert_allclose(rewards, shaped)
     with pytest.raises(ValueError, match="reward must be one of"):
         gym.make(ENV_ID, reward="rank")
+
+
+@pytest.mark.parametrize("mode", ["vector_entry_point", "sync"])
+def test_the_readmes_vector_sampling_idiom_works_in_every_vectorization_mode(mode):
+    envs = gym.make_vec("SurrNAS-DARTS-v0", num_envs=3, vectorization_mode=mode)
+    _, info = envs.reset(seed=0)
+    envs.action_space.seed(0)
+    for _ in range(32):
+        _, _, terminated, _, info = envs.step(envs.action_space.sample(tuple(info["action_mask"])))
+    assert terminated.all()  # every copy completed its architecture: no masked action was drawn

@@ -119,7 +119,8 @@ class CitySegMOPEnv(_ArchiveScoring, SequentialNASEnv):
     with one entry per objective, in the problem's order: zeros before the last step, and minus the normalised
     objectives on it (so that larger is better in every entry). ``env.unwrapped.reward_space`` is
     ``Box(-1, 0, (M,))`` and ``env.unwrapped.reward_dim`` is ``M``. The archive and ``info`` are the same in both
-    modes.
+    modes. Gymnasium's passive checker, which ``gym.make`` adds, warns once that a vector reward is not a float, as
+    it does for MO-Gymnasium's environments: expected, and harmless.
 
     ## Starting State
 
