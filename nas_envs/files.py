@@ -134,14 +134,19 @@ def locked(path: Path) -> Iterator[None]:
 def read_json_lines(path: Path, check: Callable[[dict], str | None] | None = None) -> list[dict]:
     """The objects of a JSON-lines file that only grows. A partial last line (its writer killed mid-line; it
     resumes past it) is left out with a warning; anything else that is not one JSON object a line (a blank line,
-    corrupted JSON, ``[]``, or what ``check`` names: it returns what is wrong, or None) is refused as
+    corrupted JSON or text, ``[]``, or what ``check`` names: it returns what is wrong, or None) is refused as
     ``FILE:LINE: what is wrong``."""
+    return parse_json_lines(path, complete_lines(Path(path)), check)
+
+
+def parse_json_lines(path: Path, data: bytes, check: Callable[[dict], str | None] | None = None) -> list[dict]:
+    """:func:`read_json_lines` of the complete lines ``data`` read from ``path`` (named in the errors)."""
     rows = []
-    for number, line in enumerate(complete_lines(Path(path)).splitlines(), 1):
+    for number, line in enumerate(data.splitlines(), 1):
         try:
             row = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise ValueError(f"{path}:{number}: not a JSON line ({getattr(error, 'msg', error)})") from None
+            raise ValueError(f"{path}:{number}: not a JSON line ({getattr(error, 'msg', None) or error})") from None
         problem = f"a JSON {type(row).__name__} where an object is expected" if not isinstance(row, dict) else \
             check(row) if check is not None else None
         if problem:

@@ -159,7 +159,7 @@ def test_corrupted_line_in_the_middle_is_reported(tmp_path):
     collect(out, SMOKE, plan("darts", "random", "train", 2, 1), workers=1)
     first, second = out.read_text().splitlines()
     out.write_text(f"{first}\nnot json\n{second}\n")
-    with pytest.raises(ValueError, match="bad.jsonl:2: corrupted record"):
+    with pytest.raises(ValueError, match="bad.jsonl:2: not a JSON line"):
         read_records(out)
 
 
@@ -473,5 +473,5 @@ def test_a_record_with_a_bad_number_or_field_is_refused_with_its_file_line_and_f
         read_records(path)
     assert str(error.value).startswith(f"{path}:2: ") and words in str(error.value)
     path.write_text(lines[0] + "\n[]\n")
-    with pytest.raises(ValueError, match=r":2: not a record \(a JSON list"):
+    with pytest.raises(ValueError, match=r":2: a JSON list where an object is expected"):
         read_records(path)

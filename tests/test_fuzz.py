@@ -162,3 +162,39 @@ def test_the_single_copy_fast_path_follows_the_batched_rules(name, budget, seed,
             one.restart(first)
             batched.restart(first)
     assert completed <= steps // bench.space.num_decisions
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.floats(allow_nan=True) | st.integers() | st.text(max_size=6),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                                       max_size=3), max_leaves=6)
+# a line: random bytes, random JSON, or a JSON object with the fields the readers look at, of any type
+lines = st.one_of(
+    st.binary(max_size=30),
+    json_values.map(lambda value: __import__("json").dumps(value).encode()),
+    st.fixed_dictionaries({"architecture": json_values, "sim_time": json_values, "predicted_val_accuracy": json_values,
+                           "val_accuracy": json_values, "protocol": json_values}).map(
+        lambda row: __import__("json").dumps(row).encode()),
+)
+
+
+@FUZZ
+@given(content=st.lists(lines, max_size=5), last_newline=st.booleans())
+def test_every_json_lines_reader_reads_or_names_the_file_and_line(tmp_path_factory, content, last_newline):
+    from nas_envs.agents.runner import read_trajectory
+    from nas_envs.files import read_json_lines
+    from nas_envs.groundtruth.jobs import read_architecture_rows
+    from nas_envs.groundtruth.records import snapshot
+    from nas_envs.groundtruth.search_rounds import read_round_lists
+
+    folder = tmp_path_factory.mktemp("lines")
+    path = folder / "round-00.jsonl"
+    path.write_bytes(b"\n".join(content) + (b"\n" if last_newline and content else b""))
+    for reader in (read_json_lines, read_architecture_rows, lambda p: snapshot(p)[0],
+                   lambda p: read_round_lists(p.parent)):
+        try:
+            rows = reader(path)
+        except ValueError as error:  # refused: the file and the line say where
+            assert str(path) in str(error) and f"{path}:" in str(error), error
+        else:
+            assert all(isinstance(row, dict) for row in rows)
+    assert read_trajectory(path, {}) is None or isinstance(read_trajectory(path, {}), list)  # never raises

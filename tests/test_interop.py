@@ -66,15 +66,16 @@ def test_the_packaged_reference_scores_are_up_to_date():
 
 
 def test_the_fitted_lines_of_a_rewritten_data_file_are_refused(tmp_path):
-    from nas_envs.groundtruth.records import snapshot_prefix
-
-    path = tmp_path / "data.jsonl"
-    path.write_text('{"a": 1}\n{"a": 2}\n')
     import hashlib
 
-    digest = hashlib.sha256(b'{"a": 1}\n').hexdigest()
-    assert snapshot_prefix(path, 1, digest) == [{"a": 1}]
-    path.write_text('{"a": 3}\n{"a": 2}\n')
+    from nas_envs.groundtruth.records import snapshot_prefix
+
+    first, second = (ROOT / "assets" / "data" / "darts-fmnist14-c8l8-e4-v1.jsonl").read_bytes().splitlines(True)[:2]
+    path = tmp_path / "data.jsonl"
+    path.write_bytes(first + second)
+    digest = hashlib.sha256(first).hexdigest()
+    assert snapshot_prefix(path, 1, digest) == [json.loads(first)]
+    path.write_bytes(second + first)
     with pytest.raises(ValueError, match="not the ones fitted on"):
         snapshot_prefix(path, 1, digest)
 

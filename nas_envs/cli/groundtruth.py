@@ -93,9 +93,10 @@ def _data_card(args: argparse.Namespace) -> int:
         other_device = read_protocol_records(Path(args.device_check), protocol)
         report["device_check"] = {"file": args.device_check, **device_agreement(records, other_device, **metric)}
     if args.incumbents:
-        with open(args.incumbents) as handle:
-            report["incumbent_check"] = {"file": args.incumbents,
-                                         **incumbent_check(records, [json.loads(line) for line in handle])}
+        from nas_envs.groundtruth.jobs import read_architecture_rows
+
+        report["incumbent_check"] = {"file": args.incumbents,
+                                     **incumbent_check(records, read_architecture_rows(args.incumbents))}
     rounds = []
     if args.space == "darts":
         from nas_envs.assets import assets_dir

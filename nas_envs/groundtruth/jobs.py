@@ -8,7 +8,6 @@ another's architectures.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass
 from functools import lru_cache
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nas_envs.files import read_json_lines
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
 
@@ -111,16 +111,29 @@ def trajectory_sources(path: str) -> list[str]:
     return [source or Path(path).parent.name for source in _trajectory_rows(path).values()]
 
 
+def architecture_row_problem(row: dict) -> str | None:
+    """What makes a row of a trajectory or list no row of one (None for a good one)."""
+    if not isinstance(row.get("architecture"), str):
+        return "no 'architecture' string"
+    if not isinstance(row.get("source", ""), str):
+        return "a 'source' that is not a string"
+    return None
+
+
+def read_architecture_rows(path: str | Path) -> list[dict]:
+    """The rows of a trajectory, list of incumbents or search round's list, each with its ``architecture``; anything
+    else is refused as ``FILE:LINE: what is wrong``."""
+    return read_json_lines(Path(path), architecture_row_problem)
+
+
 @lru_cache(maxsize=8)
 def _trajectory_rows(path: str, skip: int = 100) -> dict[str, str]:
     """architecture -> the ``source`` its first row names ("" where none), for the rows that count (see
     :func:`trajectory_architectures`), in the file's order."""
     seen: dict[str, str] = {}
-    with open(path) as handle:
-        for number, line in enumerate(handle):
-            row = json.loads(line)
-            if "agent" in row or number >= skip:
-                seen.setdefault(row["architecture"], row.get("source", ""))
+    for number, row in enumerate(read_architecture_rows(path)):
+        if "agent" in row or number >= skip:
+            seen.setdefault(row["architecture"], row.get("source", ""))
     return seen
 
 

@@ -8,13 +8,19 @@ complete record that lacks only its newline is kept. Everyone who writes a file 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Callable
 from pathlib import Path
 
 # the collection's writer and repair are those of every JSON-lines file (re-exported for the collector)
-from nas_envs.files import AppendOnlyWriter, complete_lines, complete_tail, locked, repair_tail  # noqa: F401
+from nas_envs.files import (  # noqa: F401
+    AppendOnlyWriter,
+    complete_lines,
+    complete_tail,
+    locked,
+    parse_json_lines,
+    repair_tail,
+)
 
 
 def read_records(path: Path) -> list[dict]:
@@ -36,16 +42,7 @@ def snapshot(path: Path) -> tuple[list[dict], str, int]:
     exactly the records returned, even while a collector appends. A last record that lacks only its newline is
     complete; a partial last line is left out with a warning."""
     data = complete_lines(path)
-    records = []
-    for number, line in enumerate(data.splitlines(), 1):
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{number}: corrupted record ({error.msg})") from None
-        problem = record_problem(record)
-        if problem:
-            raise ValueError(f"{path}:{number}: {problem}")
-        records.append(record)
+    records = parse_json_lines(path, data, record_problem)
     return records, hashlib.sha256(data).hexdigest(), len(records)
 
 
@@ -56,7 +53,7 @@ def snapshot_prefix(path: Path, lines: int, sha256: str) -> list[dict]:
     if data.count(b"\n") < lines or hashlib.sha256(data).hexdigest() != sha256:
         raise ValueError(f"{path}: its first {lines} lines are not the ones fitted on (sha256 {sha256[:12]}...): the "
                          "collection file was rewritten, or is not the one the bundle was fitted on")
-    return [json.loads(line) for line in data.splitlines()]
+    return parse_json_lines(path, data, record_problem)
 
 
 #: measured fractions a record may hold, each finite and in [0, 1]

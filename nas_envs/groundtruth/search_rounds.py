@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from nas_envs.agents.runner import AGENT_NAMES, RunSettings, load_run_groups, parse_duration, run
-from nas_envs.files import write_atomically
+from nas_envs.files import read_json_lines, write_atomically
+from nas_envs.groundtruth.jobs import architecture_row_problem
 
 ROUND_SURROGATES = ("xgb", "xgb+gin")  # both searched each round: each over-predicts in its own places
 SEED_BASE = 10_000  # search seeds of round k: SEED_BASE + SEEDS_PER_ROUND * k + j; earlier studies used seeds < 100
@@ -151,9 +152,16 @@ def write_round(rows: list[dict], path: Path) -> None:
 
 def read_round_lists(folder: Path) -> list[dict]:
     """Every row of the round lists ``round-*.jsonl`` in ``folder``, oldest round first."""
+    def problem(row: dict) -> str | None:
+        predicted = row.get("predicted_val_accuracy")
+        if not isinstance(predicted, dict) or not all(type(v) in (int, float) and np.isfinite(v)
+                                                      for v in predicted.values()):
+            return "no 'predicted_val_accuracy' of finite numbers per surrogate"
+        return architecture_row_problem(row)
+
     rows = []
     for path in sorted(folder.glob("round-*.jsonl")):
-        rows.extend(json.loads(line) for line in path.read_text().splitlines() if line.strip())
+        rows.extend(read_json_lines(path, problem))
     return rows
 
 
