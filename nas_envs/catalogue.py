@@ -71,7 +71,8 @@ def resolve(reference: str) -> Any:
 
 
 _SURROGATE_FIT = "nas_envs.fitting.surrogate_fit:fit_command"
-_SURROGATES = ("xgb", "gin", "xgb+gin")
+_SURROGATE_MODELS = ("xgb", "gin", "runtime", "curve", "stack")
+_SURROGATES = ("xgb", "gin", "xgb+gin", "stack")  # "stack": in bundles fitted with it
 
 BUILTIN_FAMILIES: tuple[Family, ...] = (
     Family(
@@ -83,7 +84,7 @@ BUILTIN_FAMILIES: tuple[Family, ...] = (
                           vector_env="nas_envs.envs.darts_mf:SurrNASDartsMFVectorEnv")),
         reward="validation accuracy",
         surrogates=_SURROGATES, default_surrogate="xgb", protocol="darts-fmnist14-c8l8-e4-v1",
-        network="nas_envs.groundtruth.darts_net:build", fit=_SURROGATE_FIT, models=("xgb", "gin", "runtime", "curve"),
+        network="nas_envs.groundtruth.darts_net:build", fit=_SURROGATE_FIT, models=_SURROGATE_MODELS,
     ),
     Family(
         name="fbnet", space="nas_envs.spaces.fbnet:FBNetSpace", benchmarks=("fbnet",),
@@ -94,7 +95,7 @@ BUILTIN_FAMILIES: tuple[Family, ...] = (
                           vector_env="nas_envs.envs.fbnet_mf:SurrNASFBNetMFVectorEnv")),
         reward="validation accuracy",
         surrogates=_SURROGATES, default_surrogate="xgb", protocol="fbnet-fmnist14-full-e4-v1",
-        network="nas_envs.groundtruth.fbnet_net:build", fit=_SURROGATE_FIT, models=("xgb", "gin", "runtime", "curve"),
+        network="nas_envs.groundtruth.fbnet_net:build", fit=_SURROGATE_FIT, models=_SURROGATE_MODELS,
     ),
     Family(
         name="cityseg", space="nas_envs.spaces.cityseg:CitySegSpace",

@@ -536,3 +536,41 @@ def test_xgboost_cross_validation_reads_its_history_with_pandas_installed_too():
     x = rng.random((120, 4))
     params, rounds = cross_validated_settings(x, x[:, 0] + 0.1 * rng.random(120), seed=0)
     assert rounds >= 1 and "min_child_weight" in params
+
+
+def test_a_stack_weighs_its_members_out_of_fold_and_predicts_as_its_files_say(tmp_path):
+    from nas_envs.surrogates.stack import MEMBERS, StackEnsemble, fit_stack
+
+    rng = np.random.default_rng(0)
+    x = rng.random((240, 5))
+    y = x[:, 0] + 0.5 * x[:, 1] ** 2 + 0.05 * rng.standard_normal(240)
+    paths = fit_stack(x, y, tmp_path / "val_accuracy", seed=0)
+    stack = StackEnsemble.load(paths)
+    assert set(stack.weights) == set(MEMBERS) and min(stack.weights.values()) >= 0 and sum(stack.weights.values()) > 0
+    predicted = stack.predict(x[:50])
+    assert predicted.shape == (50, 10) and np.corrcoef(predicted.mean(axis=1), y[:50])[0, 1] > 0.9
+    assert np.array_equal(StackEnsemble.load(paths).predict(x[:50]), predicted)  # the files are the model
+    again = fit_stack(x, y, tmp_path / "again", seed=0)  # the same seed, the same weights
+    assert again[-1].read_text() == paths[-1].read_text()
+
+
+def test_the_stack_surrogate_is_refused_where_a_bundle_has_none():
+    import nas_envs
+
+    bench = nas_envs.make_benchmark("darts", surrogate="stack")
+    with pytest.raises(FileNotFoundError, match="no 'stack' model is bundled.*nas-envs fit darts --model stack"):
+        bench.evaluate(bench.space.sample(1, seed=0))
+
+
+@pytest.mark.slow
+def test_a_bundle_fitted_with_a_stack_evaluates_with_it_without_torch(tmp_path):
+    import subprocess
+    import sys
+
+    from nas_envs.cli import main
+
+    assert main(["--quiet", "fit", "darts", "--model", "stack", "--out", str(tmp_path / "b")]) == 0
+    code = ("import sys, nas_envs; b = nas_envs.make_benchmark('darts', surrogate='stack', bundle=sys.argv[1]); "
+            "v = b.evaluate(b.space.sample(3, seed=0), seed=0)['val_accuracy']; "
+            "assert v.shape == (3,) and 0.5 < v.min() <= v.max() < 1, v; assert 'torch' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "b")], check=True)

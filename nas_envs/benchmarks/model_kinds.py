@@ -116,6 +116,39 @@ class ForestKind(_TabularKind):
         return _TargetMajorForests(ForestEnsemble.from_files(paths), len(self.targets))
 
 
+class StackKind(_TabularKind):
+    """A stack per target of the XGB recipe, a bootstrap ridge and XGBoost's random-forest mode on the XGB input,
+    weighted on out-of-fold predictions (:mod:`nas_envs.surrogates.stack`): torch-free, three tabular predictions a
+    query."""
+
+    input_name = "features_and_log_costs"
+    reads_features = True
+
+    def fit_and_save(self, inputs: np.ndarray, y: np.ndarray, folder: Path, seed: int) -> list[Path]:
+        from nas_envs.surrogates.stack import fit_stack
+
+        return [path for column, target in enumerate(self.targets)
+                for path in fit_stack(inputs, y[:, column], folder / target, seed)]
+
+    def load(self, paths: list[Path]) -> Predictor:
+        from nas_envs.surrogates.stack import StackEnsemble
+
+        # files of a target: <target>/stack.json, <target>/ridge.npz, <target>/<trees|forest>/member_<i>.json
+        stacks = [StackEnsemble.load([p for p in paths if target in (p.parent.name, p.parent.parent.name)])
+                  for target in self.targets]
+        return _StackedTargets(stacks)
+
+
+class _StackedTargets:
+    """One :class:`~nas_envs.surrogates.stack.StackEnsemble` per target: ``(N, members, targets)``."""
+
+    def __init__(self, stacks: list) -> None:
+        self.stacks = stacks
+
+    def predict(self, inputs: np.ndarray) -> np.ndarray:
+        return np.stack([stack.predict(inputs) for stack in self.stacks], axis=2)
+
+
 class RidgeKind(_TabularKind):
     """Bootstrap ridge ensembles on the space's cost features (op counts per cell and input position for DARTS,
     per-layer blocks for FBNet). A training's time is close to a sum of per-op costs: its cross-validated error is
@@ -183,13 +216,14 @@ CURVE_EPOCHS = 4
 #: validation accuracy after each epoch, the targets of the ``curve`` kind
 CURVE_TARGETS: tuple[str, ...] = tuple(f"val_accuracy_epoch_{epoch}" for epoch in range(1, CURVE_EPOCHS + 1))
 
-MODEL_KINDS: dict[str, ForestKind | RidgeKind | GINKind] = {
+MODEL_KINDS: dict[str, ForestKind | RidgeKind | GINKind | StackKind] = {
     "xgb": ForestKind("xgb", ("val_accuracy", "test_accuracy")),
     # one ensemble per epoch: on the DARTS data it reads the later epochs better than one ensemble with the epoch as
     # an input (python scripts/curve_models.py)
     "curve": ForestKind("curve", CURVE_TARGETS),
     "runtime": RidgeKind("runtime", ("log_train_cpu_seconds",)),
     "gin": GINKind(),
+    "stack": StackKind("stack", ("val_accuracy", "test_accuracy")),
 }
 
 

@@ -24,7 +24,8 @@ from nas_envs.spaces.base import SearchSpace
 from nas_envs.surrogates.noise import clip, ensemble_mean_std, noise_std
 from nas_envs.threads import inference_threads
 
-SURROGATES = ("xgb", "gin", "xgb+gin")  # accuracy ensembles ("xgb+gin" averages both); the runtime one is shared
+# accuracy ensembles ("xgb+gin" averages both; "stack" is in bundles fitted with it); the runtime one is shared
+SURROGATES = ("xgb", "gin", "xgb+gin", "stack")
 
 
 class SurrogateBenchmark(Benchmark):
@@ -35,7 +36,8 @@ class SurrogateBenchmark(Benchmark):
         bundle: a released bundle's name (``"darts-v0"``, pinned to its manifest's sha256) or the folder of a
             bundle of one's own (``manifest.json``, ``costs.json`` and the model files, as ``nas-envs fit`` writes).
         surrogate: ``"xgb"``, ``"gin"`` or ``"xgb+gin"``: which accuracy ensemble to use, or the average of both
-            (their means and their calibrated noise stds; the runtime model is shared).
+            (their means and their calibrated noise stds; the runtime model is shared); ``"stack"`` for a bundle
+            fitted with one (``nas-envs fit SPACE --model stack``).
 
     Assets load on the first evaluation and are verified against the manifest's sha256 sums. The single-objective
     :meth:`score` is the validation accuracy; :meth:`simulated_seconds` the predicted training time.
