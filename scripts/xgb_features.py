@@ -41,6 +41,7 @@ from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings
 from nas_envs.fitting.surrogate_fit import fitting_inputs
 from nas_envs.surrogates.linear import RidgeEnsemble, cross_validated_alpha
 from nas_envs.surrogates.metrics import all_metrics
+from nas_envs.surrogates.stack import RANDOM_FOREST
 from nas_envs.surrogates.xgb import cross_validated_rounds, cross_validated_settings, train_members
 
 
@@ -120,11 +121,6 @@ def trees_on_ridge_residuals(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.nd
     """The ridge ensemble's prediction plus boosted trees fitted to what it leaves unexplained on ``x_fit``."""
     linear = fitted_ridge(x_fit, y_fit, seed)
     return linear(x_held) + forest()(x_fit, y_fit - linear(x_fit), x_held, seed)
-
-
-# XGBoost's random-forest mode: each member one round of 50 bagged trees, no boosting
-RANDOM_FOREST = {"num_parallel_tree": 50, "max_depth": 8, "min_child_weight": 4.0, "subsample": 0.63,
-                 "colsample_bytree": 1.0, "colsample_bynode": 0.33, "lambda": 0.0, "eta": 1.0}
 
 
 def averaged(*members: Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]
