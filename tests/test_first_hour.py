@@ -253,8 +253,13 @@ def test_claims_that_are_malformed_or_held_by_an_unrelated_process_never_block_a
     parent = os.getppid()
     from nas_envs.groundtruth.claims import _process_start
 
-    claims.write_text(json.dumps({"job": "c", "host": host, "pid": parent, "started": _process_start(parent)}) + "\n")
+    now = __import__("time").time()
+    claims.write_text(json.dumps({"job": "c", "host": host, "pid": parent, "started": _process_start(parent),
+                                  "claimed_at": now}) + "\n")
     assert not claim(path, "c", set())  # the claiming process itself still runs
+    # the older format without the process's start time: a live process may have reused the pid, so it is stale
+    claims.write_text(json.dumps({"job": "d", "host": host, "pid": parent, "claimed_at": now}) + "\n")
+    assert claim(path, "d", set())
 
 
 def test_the_percentile_reward_averages_one_half_on_its_reference_distribution():

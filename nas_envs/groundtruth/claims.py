@@ -8,10 +8,13 @@ start time (a reused pid does not hold it) and lapses after :data:`CLAIM_LEASE_S
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import time
 from pathlib import Path
+
+logger = logging.getLogger(__name__)
 
 #: how long a claim holds at most: a collector that died on another machine (whose processes cannot be checked
 #: from here) blocks its job no longer than this
@@ -30,8 +33,13 @@ def _process_start(pid: int) -> str | None:
 
 def _alive(entry: dict) -> bool:
     """Whether the collector of a claim still runs: on this machine, a live process with the claim's pid and start
-    time; on another, within the lease."""
-    if time.time() - float(entry.get("claimed_at", time.time())) > CLAIM_LEASE_SECONDS:
+    time; on another, within the lease. A claim in an older format, without its time or its process's start time,
+    could hold a job forever (a live process may have reused its pid): it is stale, with a warning."""
+    if "claimed_at" not in entry or (entry["host"] == socket.gethostname() and entry.get("started") is None):
+        logger.warning("claims: %s's claim by pid %s names no %s; treated as stale", entry.get("job"),
+                       entry.get("pid"), "claim time" if "claimed_at" not in entry else "process start time")
+        return False
+    if time.time() - float(entry["claimed_at"]) > CLAIM_LEASE_SECONDS:
         return False
     if entry["host"] != socket.gethostname():
         return True  # another machine's collector on a shared file system: trust its claim for the lease
@@ -42,8 +50,7 @@ def _alive(entry: dict) -> bool:
         return False
     except PermissionError:
         pass
-    started = entry.get("started")
-    return started is None or started == _process_start(pid)
+    return entry["started"] == _process_start(pid)
 
 
 def claim(path: Path, job_key: str, done: set[str]) -> bool:
