@@ -122,13 +122,22 @@ def complete_lines(path: Path) -> bytes:
 
 
 @contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """An exclusive lock shared by every writer of ``path`` (``<path>.lock``; released if the holder dies)."""
-    from filelock import FileLock  # an extra's module: only commands that write result files need it
+def locked(path: Path, wait: bool = True) -> Iterator[None]:
+    """An exclusive lock shared by every writer of ``path`` (``<path>.lock``; released if the holder dies). Without
+    ``wait``, a lock another process holds is refused at once with a :class:`RuntimeError` naming the file."""
+    from filelock import FileLock, Timeout  # an extra's module: only commands that write result files need it
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(path.with_name(path.name + ".lock")):
+    lock = FileLock(path.with_name(path.name + ".lock"), timeout=-1 if wait else 0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise RuntimeError(f"{path} is being written by another process (its lock {lock.lock_file} is held); wait "
+                           "for it to finish, or write to another file") from None
+    try:
         yield
+    finally:
+        lock.release()
 
 
 def read_json_lines(path: Path, check: Callable[[dict], str | None] | None = None) -> list[dict]:

@@ -135,3 +135,35 @@ def test_the_report_pairs_each_epoch_s_prediction_with_its_genotype_trained_for_
     assert gdas_tau is None if rows["gdas"]["trained_genotypes"] < 3 else gdas_tau < 0
     assert main(["oneshot-report", str(tmp_path), "--plot", str(tmp_path / "report.png")]) == 0
     assert "gdas" in capsys.readouterr().out and (tmp_path / "report.png").stat().st_size > 0
+
+
+def _epoch_line(seed: int, epoch: int) -> str:
+    from nas_envs.spaces.darts import DartsSpace
+
+    space = DartsSpace()
+    return json.dumps({"settings": {"method": "darts", "seed": seed}, "epoch": epoch,
+                       "genotype": space.to_string(space.sample(seed=epoch)), "surrogates": {"xgb": 0.85}}) + "\n"
+
+
+def test_a_copied_run_file_counts_once_and_a_damaged_line_is_named(tmp_path, caplog):
+    from nas_envs.oneshot.report import read_runs
+
+    run = _epoch_line(0, 1) + _epoch_line(0, 2)
+    (tmp_path / "darts-seed0.jsonl").write_text(run)
+    (tmp_path / "darts-seed0 (copy).jsonl").write_text(run)
+    (tmp_path / "darts-seed1.jsonl").write_text(_epoch_line(1, 1))
+    assert sorted(len(lines) for lines in read_runs([tmp_path])) == [1, 2]
+    assert "the same search as" in caplog.text
+    (tmp_path / "darts-seed1.jsonl").write_text(_epoch_line(1, 1) + '{"settings": {}, "epoch": "two"}\n')
+    with pytest.raises(ValueError, match=r"darts-seed1.jsonl:2: 'epoch' is 'two'"):
+        read_runs([tmp_path])
+
+
+def test_a_second_search_on_a_file_being_written_is_refused(tmp_path):
+    from nas_envs.files import locked
+    from nas_envs.oneshot.search import SearchSettings, run_search
+
+    out = tmp_path / "run.jsonl"
+    with locked(out):  # another process's search holds the file
+        with pytest.raises(RuntimeError, match="is being written by another process"):
+            run_search(SearchSettings(epochs=1, images=256), out)

@@ -14,16 +14,20 @@ panel per optimiser and space: each run's predicted trajectory with its noise sp
 from __future__ import annotations
 
 import json
+import logging
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
 from nas_envs.extras import require
+from nas_envs.files import read_json_lines
 from nas_envs.groundtruth.records import read_records
+from nas_envs.oneshot import run_line_problem
 from nas_envs.spaces.darts import GENES_PER_CELL, OPS, DartsSpace
 from nas_envs.surrogates.metrics import kendall_tau
 
+logger = logging.getLogger(__name__)
 #: the surrogate whose predictions the report judges: the one that ranks the noise subset best
 REPORT_SURROGATE = "xgb+gin"
 
@@ -31,16 +35,34 @@ REPORT_SURROGATE = "xgb+gin"
 def read_runs(folders: list[Path]) -> list[list[dict]]:
     """The search runs in ``folders``: every ``*.jsonl`` whose lines are epochs of ``nas-envs oneshot`` (the lists of
     genotypes to train, in ``oneshot/`` below them, are not runs)."""
-    runs = []
+    runs, seen = [], {}
     for folder in folders:
         for path in sorted(Path(folder).glob("*.jsonl")):
-            lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-            if lines and "settings" in lines[0] and "surrogates" in lines[0]:
-                runs.append(lines)
+            lines = read_json_lines(path, run_line_problem) if _is_run_file(path) else []
+            if not lines:
+                continue
+            settings = json.dumps(lines[0]["settings"], sort_keys=True)
+            if settings in seen:  # a search is deterministic: the same settings twice are one run copied
+                logger.warning("%s: the same search as %s (its settings); counted once", path, seen[settings])
+                continue
+            seen[settings] = path
+            runs.append(lines)
     if not runs:
         raise FileNotFoundError(f"no one-shot runs in {', '.join(map(str, folders))}: looked for the JSON lines that "
                                 "'nas-envs oneshot --out DIR' writes")
     return runs
+
+
+def _is_run_file(path: Path) -> bool:
+    """Whether a ``.jsonl`` file holds one-shot epochs (its first line names search ``settings``), not a list of
+    genotypes to train; what its lines hold is then checked line by line."""
+    with path.open("rb") as handle:
+        first = handle.readline()
+    try:
+        head = json.loads(first)
+    except (ValueError, UnicodeDecodeError):
+        return True  # a damaged run file: read_json_lines names its line
+    return isinstance(head, dict) and "settings" in head
 
 
 def trained_accuracies(data: Path) -> dict[bytes, float]:

@@ -20,7 +20,6 @@ The constrained space (Zela et al. 2020's S-like spaces) mixes only ``skip_conne
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import asdict, dataclass
 from functools import partial
@@ -30,8 +29,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from nas_envs.files import write_atomically
-from nas_envs.oneshot import SEARCH_EPOCHS
+from nas_envs.files import AppendOnlyWriter, locked, read_json_lines, write_atomically
+from nas_envs.oneshot import SEARCH_EPOCHS, run_line_problem
 from nas_envs.oneshot.supernet import METHODS, NONE, Supernet
 from nas_envs.spaces.darts import GENES_PER_NODE, NUM_NODES, OPS, DartsSpace
 
@@ -109,11 +108,16 @@ def _accuracy(model: Supernet, x: torch.Tensor, y: torch.Tensor, batch_size: int
 def run_search(settings: SearchSettings, out: Path) -> list[dict]:
     """Search with ``settings``, appending one line per epoch to ``out`` (``.jsonl``) and keeping the search state
     beside it (``.state.pt``); resumes where a previous run of the same settings stopped. Returns every line."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with locked(out, wait=False):  # one search per file: a second one on it is refused, not interleaved
+        return _search(settings, out)
+
+
+def _search(settings: SearchSettings, out: Path) -> list[dict]:
     from nas_envs.groundtruth.protocols import PROTOCOLS
 
-    out.parent.mkdir(parents=True, exist_ok=True)
     state_path = out.with_suffix(".state.pt")
-    done = [json.loads(line) for line in out.read_text().splitlines() if line.strip()] if out.exists() else []
+    done = read_json_lines(out, run_line_problem)
     if done and done[0]["settings"] != asdict(settings):
         raise ValueError(f"{out} holds a search of other settings ({done[0]['settings']}); write to another file")
     torch.manual_seed(settings.seed)
@@ -167,10 +171,11 @@ def run_search(settings: SearchSettings, out: Path) -> list[dict]:
             "oneshot_val_accuracy": _accuracy(model, x[half:images], y[half:images], 500),
             "cpu_seconds": round(time.process_time() - started, 2),
         }
-        with open(out, "a") as handle:
-            handle.write(json.dumps(line) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+        writer = AppendOnlyWriter(out)  # one write and an fsync: a kill leaves the line whole or a partial tail
+        try:
+            writer.append(line)
+        finally:
+            writer.close()
         state = {"epoch": epoch + 1, "model": model.state_dict(), "weights": weights.state_dict(),
                  "architecture": architecture.state_dict(), "schedule": schedule.state_dict(),
                  "generator": generator.get_state(), "torch_rng": torch.get_rng_state()}
