@@ -253,3 +253,18 @@ def test_curve_summary_reads_rankings_and_seed_deviations_across_epochs():
     np.testing.assert_allclose(out["seed_deviation_correlation_with_previous_epoch"], [-1.0, 1.0])
     np.testing.assert_allclose(out["noise_seed_std_by_epoch"], [0.03, 0.02, 0.01])
     assert curve_summary(random[:5]) is None  # too few random trainings to rank
+
+
+def test_protocol_agreement_reports_rank_correlations_beside_the_seed_noise_ceiling():
+    from nas_envs.groundtruth.analysis import noise_subset_agreement
+
+    def record(arch: str, value: float) -> dict:
+        return {"arch": arch, "subset": "noise", "val_accuracy": value}
+
+    quality = {f"a{i}": 0.80 + 0.01 * i for i in range(8)}
+    short = [record(a, q + noise) for a, q in quality.items() for noise in (-0.002, 0.002)]
+    longer = [record(a, q + 0.05) for a, q in quality.items()]
+    agreement = noise_subset_agreement(short, longer)
+    assert agreement["shared_architectures"] == 8
+    assert agreement["kendall_tau"] == pytest.approx(1.0) and agreement["spearman"] == pytest.approx(1.0)
+    assert agreement["seed_ceiling_kendall_tau"] == pytest.approx(1.0)  # seeds far apart from each other's noise

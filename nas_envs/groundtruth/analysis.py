@@ -88,7 +88,9 @@ def noise_summary(records: list[dict], metric: str = "val_accuracy") -> dict[str
 
 
 def noise_subset_agreement(records_a: list[dict], records_b: list[dict]) -> dict[str, float]:
-    """Kendall tau and Pearson r between the seed means of the noise-subset architectures two protocols share."""
+    """Kendall tau, Spearman and Pearson r between the seed means of the noise-subset architectures two protocols
+    share, and beside them the ceiling that seed noise sets: the same rank correlations between one training of
+    the first protocol and the mean of its other seeds, on the shared architectures trained more than once."""
     from scipy import stats
 
     def seed_means(records: list[dict]) -> dict[str, float]:
@@ -100,11 +102,21 @@ def noise_subset_agreement(records_a: list[dict], records_b: list[dict]) -> dict
     if len(shared) < 3:
         return {"shared_architectures": len(shared)}
     x, y = [a[k] for k in shared], [b[k] for k in shared]
-    return {
+    out = {
         "shared_architectures": len(shared),
         "kendall_tau": float(stats.kendalltau(x, y).statistic),
+        "spearman": float(stats.spearmanr(x, y).statistic),
         "pearson": float(stats.pearsonr(x, y).statistic),
     }
+    # the ceiling seed noise sets: one training of the first protocol against the mean of its other seeds
+    groups = noise_groups(records_a, minimum=2)
+    repeated = [k for k in shared if k in groups]
+    if len(repeated) >= 3:
+        one = [groups[k][0]["val_accuracy"] for k in repeated]
+        others = [np.mean([r["val_accuracy"] for r in groups[k][1:]]) for k in repeated]
+        out["seed_ceiling_kendall_tau"] = float(stats.kendalltau(one, others).statistic)
+        out["seed_ceiling_spearman"] = float(stats.spearmanr(one, others).statistic)
+    return out
 
 
 def device(record: dict) -> str:

@@ -55,6 +55,9 @@ class TrainingProtocol:
         return load_splits(self.n_train, self.n_val, self.resolution, self.n_reserve)
 
 
+# DARTS's bundled protocol
+_DARTS = TrainingProtocol(name="darts-fmnist14-c8l8-e4-v1", space="darts",
+                          network={"channels": 8, "layers": 8, "stem_multiplier": 1})
 # FBNet's bundled protocol; its pilots and successors change one or two settings of it
 _FBNET_HALF = TrainingProtocol(name="fbnet-fmnist14-half-e4-v1", space="fbnet", network={"width_multiplier": 0.5},
                                weight_decay=5e-4, label_smoothing=0.1)
@@ -72,11 +75,7 @@ def _smoke(space: str, network: dict, **changes: object) -> TrainingProtocol:
 PROTOCOLS: dict[str, TrainingProtocol] = {
     p.name: p
     for p in (
-        TrainingProtocol(
-            name="darts-fmnist14-c8l8-e4-v1",
-            space="darts",
-            network={"channels": 8, "layers": 8, "stem_multiplier": 1},
-        ),
+        _DARTS,
         # Seconds-long protocols for tests of the collection machinery; their numbers mean nothing.
         _smoke("darts", {"channels": 4, "layers": 3, "stem_multiplier": 1}),
         _smoke("fbnet", {"width_multiplier": 0.25}, label_smoothing=0.1),
@@ -108,6 +107,10 @@ PROTOCOLS: dict[str, TrainingProtocol] = {
         # fragments on a 24 x 24 canvas (nas_envs/groundtruth/tasks.py). Sized to about 150 CPU-seconds a training.
         _fbnet_variant("fbnet-pairs100-half-e4-v1", task="pairs100", n_train=16_000, hflip=False),
         _fbnet_variant("fbnet-clutter24-half-e4-v1", task="clutter24", n_train=9_000),
+        # Proxy validity: the bundles' protocols trained 4x longer (same networks, same data), for the noise subset's
+        # first architectures; 'nas-envs data-card SPACE --compare-protocol P' ranks them against the 4-epoch seeds.
+        replace(_DARTS, name="darts-fmnist14-c8l8-e16-v1", epochs=16),
+        _fbnet_variant("fbnet-fmnist14-full-e16-v1", width=1.0, epochs=16),
     )
 }
 #: the protocol of each family's newest bundle (read from the catalogue)
