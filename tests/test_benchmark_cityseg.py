@@ -289,3 +289,16 @@ def test_a_runs_file_with_a_bad_line_in_the_middle_is_refused_with_file_and_line
     out.write_text(good + line + "\n" + good)
     assert main(command) == 2
     assert f"runs.jsonl:2: {words}" in capsys.readouterr().err
+
+
+def test_the_moea_table_says_when_its_marks_cannot_tell_algorithms_apart_and_who_stopped_short():
+    from nas_envs.agents.moea import runs_to_tell_apart, table_notes
+
+    runs = [{"problem": 1, "algorithm": a, "seed": s, "hv": 0.4, "evaluations": 100 if a != "rvea" else 96,
+             "evaluations_asked": 100} for a in ("nsga2", "rvea") for s in range(2)]
+    notes = "\n".join(table_notes(runs))
+    assert runs_to_tell_apart() == 3
+    assert "With 2 run(s)" in notes and "at least 3 runs each" in notes
+    assert "rvea: 2 run(s) stopped at 96 of 100 evaluations asked" in notes and "nsga2:" not in notes
+    more = [{**r, "seed": r["seed"] + 10} for r in runs] + [{**r, "seed": r["seed"] + 20} for r in runs]
+    assert "rank-sum" not in "\n".join(table_notes(runs + more))

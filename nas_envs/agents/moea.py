@@ -9,6 +9,7 @@ without noise, normalised with the suite's utopian and nadir points (reference p
 
 from __future__ import annotations
 
+import collections
 import json
 from pathlib import Path
 
@@ -262,7 +263,38 @@ def baseline_table(runs: list[dict]) -> str:
         best = ", ".join(best_group(marks))
         paper = ", ".join(a for a in MOEAS if a in PAPER_BEST[problem] and a in hypervolumes) or "-"
         lines.append(f"| MOP{problem} | " + " | ".join(cells) + f" | {'-'.join(map(str, counts))} | {best} | {paper} |")
-    return "\n".join(lines)
+    return "\n".join(lines + table_notes(runs))
+
+
+def runs_to_tell_apart() -> int:
+    """The fewest runs per algorithm with which the rank-sum test can tell two samples apart at RANK_SUM_LEVEL (when
+    every run of one beats every run of the other)."""
+    from scipy.stats import ranksums
+
+    n = 2
+    while ranksums(np.arange(n), np.arange(n) + n).pvalue >= RANK_SUM_LEVEL:
+        n += 1
+    return n
+
+
+def table_notes(runs: list[dict]) -> list[str]:
+    """What a reader of :func:`baseline_table` should know: too few runs for the marks to mean anything, and
+    algorithms that stopped short of the evaluations asked (their generations do not divide the budget)."""
+    notes = []
+    fewest = min(collections.Counter((r["problem"], r["algorithm"]) for r in runs).values())
+    needed = runs_to_tell_apart()
+    if fewest < needed:
+        notes.append(f"With {fewest} run(s) of an algorithm the rank-sum test cannot tell any two apart at "
+                     f"{RANK_SUM_LEVEL:.0%} (every mark is ≈): it needs at least {needed} runs each.")
+    for algorithm in MOEAS:
+        short = [r for r in runs if r["algorithm"] == algorithm and r["evaluations"] < r["evaluations_asked"]]
+        if short:
+            spent = sorted({r["evaluations"] for r in short})
+            notes.append(f"{algorithm}: {len(short)} run(s) stopped at {spent[0]:,}"
+                         + (f" to {spent[-1]:,}" if len(spent) > 1 else "")
+                         + f" of {short[0]['evaluations_asked']:,} evaluations asked (its generations do not divide "
+                         "the budget, and duplicates are dropped).")
+    return ["", *notes] if notes else []
 
 
 def paper_claims(means: dict[str, float], best: set[str], problem: int) -> tuple[bool, bool]:
