@@ -19,14 +19,15 @@ EXTRA_OF_MODULE = {"xgboost": "xgboost", "torch": "gin", "torch_geometric": "gin
                    "ConfigSpace": "configspace"}
 
 
-def missing_extra(error: ModuleNotFoundError, feature: str) -> MissingExtraError | None:
+def missing_extra(error: ModuleNotFoundError, feature: str, extra: str | None = None) -> MissingExtraError | None:
     """The :class:`MissingExtraError` that an import failure of an optional module stands for (``None`` for a
-    module no extra provides: a real bug, to be raised as it is)."""
+    module no extra provides: a real bug, to be raised as it is). ``extra``: the one that installs everything the
+    feature needs, named instead of the module's own (a command's extra rather than that of one side package)."""
     module = (error.name or "").split(".")[0]
     if module not in EXTRA_OF_MODULE:
         return None
     return MissingExtraError(f"{feature} needs {module}, which is not installed: "
-                             f"pip install 'nas-envs[{EXTRA_OF_MODULE[module]}]'")
+                             f"pip install 'nas-envs[{extra or EXTRA_OF_MODULE[module]}]'")
 
 
 def require(module: str, extra: str, feature: str) -> ModuleType:

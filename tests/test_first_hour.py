@@ -309,3 +309,17 @@ def test_a_one_shot_search_needs_two_batches_of_images():
 
     with pytest.raises(ValueError, match="images must be at least two batches"):
         SearchSettings(images=1)
+
+
+def test_a_missing_module_names_the_commands_extra(monkeypatch, capsys):
+    """A command whose side package is missing names the extra that installs the whole command."""
+    import nas_envs.cli.groundtruth as commands
+
+    def missing(args):
+        raise ModuleNotFoundError("No module named 'torch'", name="torch")
+
+    monkeypatch.setattr(commands, "_train_supernet", missing)
+    from nas_envs.cli import main
+
+    assert main(["train-supernet"]) == 2
+    assert "pip install 'nas-envs[groundtruth]'" in capsys.readouterr().err

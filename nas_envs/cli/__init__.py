@@ -20,6 +20,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: the extra that installs everything a command needs, named when one of its modules is missing
+COMMAND_EXTRAS = {**dict.fromkeys(("collect", "search-round", "merge", "data-card", "train-supernet", "measure-latency",
+                                   "fit", "evaluate-surrogate", "model-card", "oneshot", "oneshot-report"),
+                                  "groundtruth"),
+                  "moea": "moea", "plot": "plot", "curve": "plot", "dataset": "minari"}
+
+
 def dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     """Run the chosen command; expected failures print one clear line instead of a traceback."""
     from nas_envs.assets import AssetError
@@ -30,7 +37,7 @@ def dispatch(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     try:
         return args.handler(args)
     except ModuleNotFoundError as error:  # an optional module of a command or option: name its extra
-        extra = missing_extra(error, f"nas-envs {args.command}")
+        extra = missing_extra(error, f"nas-envs {args.command}", COMMAND_EXTRAS.get(args.command))
         if extra is None:
             raise
         print(f"nas-envs {args.command}: error: {extra}", file=sys.stderr)
