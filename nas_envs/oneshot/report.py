@@ -142,7 +142,6 @@ def plot_runs(runs: list[list[dict]], trained: dict[bytes, float], output: Path,
     and, where trained, the measured accuracy of that epoch's genotype; the random architectures' median dashed."""
     require("matplotlib", "plot", "the one-shot report's figure")
     from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
 
     names = sorted({_group(run) for run in runs})
     figure = Figure(figsize=(3.6 * len(names), 3.2), layout="tight")
@@ -153,7 +152,7 @@ def plot_runs(runs: list[list[dict]], trained: dict[bytes, float], output: Path,
             epochs = [line["epoch"] for line in run]
             mean = np.array([line["surrogates"][surrogate]["val_accuracy"] for line in run]) * 100
             spread = np.array([line["surrogates"][surrogate]["noise_std"] for line in run]) * 100
-            ax.plot(epochs, mean, color=colour, label=f"seed {run[0]['settings']['seed']}: predicted")
+            ax.plot(epochs, mean, color=colour, marker=".", label=f"seed {run[0]['settings']['seed']}: predicted")
             ax.fill_between(epochs, mean - spread, mean + spread, color=colour, alpha=0.15)
             measured = [(line["epoch"], _measured(line, trained)) for line in run]
             measured = [(epoch, value * 100) for epoch, value in measured if value is not None]
@@ -161,7 +160,9 @@ def plot_runs(runs: list[list[dict]], trained: dict[bytes, float], output: Path,
                 ax.plot(*zip(*measured), "o", color=colour, markerfacecolor="none", label="trained")
         ax.axhline(random_median * 100, color="grey", linestyle="--", linewidth=0.8, label="random median")
         ax.set_title(name, fontsize=10)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        last = max(line["epoch"] for run in runs if _group(run) == name for line in run)
+        ax.set_xlim(0.5, last + 0.5)  # whole epochs, ticks on epochs only, even for a one-epoch run
+        ax.set_xticks(range(1, last + 1, max(1, -(-last // 8))))
         ax.set_xlabel("search epoch")
         ax.set_ylabel("validation accuracy (%)")
         ax.legend(fontsize=6)
