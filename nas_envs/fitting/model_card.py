@@ -211,10 +211,8 @@ def _noise_rows(space: str, folder: Path, kinds: list[str]) -> list[str]:
     rows, better, judged = [], 0, 0
     for index, kind in enumerate(kinds):
         logger.info("model card: noise model of %s against repeated seeds", kind)
-        checks = noise_model_check(space, folder, kind)
+        checks = noise_model_check(space, folder, kind, curves=not index)
         for target, check in checks.items():
-            if index and target != "val_accuracy":
-                continue
             model, constant = check["model"], check["constant"]
             judged += 1
             better += model["crps"] < constant["crps"]
