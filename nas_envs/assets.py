@@ -69,7 +69,7 @@ def read_verified_manifest(folder: Path, restore_hint: str) -> dict:
         raise AssetError(f"corrupted {path}: it lists no files with their sha256. {restore_hint}")
     base = manifest.get("base")
     if base is not None and (not isinstance(base, str) or base not in RELEASED_BUNDLES):
-        raise AssetError(f"{path} names {base!r} as its base, which is not the name of a released bundle "
+        raise AssetError(f"{path} names {base!r} as its base, which is not a released bundle "
                          f"({sorted(RELEASED_BUNDLES)}). {restore_hint}")
     for name, expected in manifest["files"].items():
         file = _located(folder, base, name)

@@ -246,7 +246,7 @@ def test_a_base_that_is_not_a_bundle_name_is_named(tmp_path):
         manifest = json.loads((folder / "manifest.json").read_text())
         (folder / "manifest.json").write_text(json.dumps({**manifest, "base": ["darts-v0"]}))
 
-    with pytest.raises(AssetError, match=r"names \['darts-v0'\] as its base, which is not the name of a released"):
+    with pytest.raises(AssetError, match=r"names \[.darts-v0.\] as its base, which is not a released bundle"):
         nas_envs.make_benchmark("darts", bundle=broken_copy(tmp_path, listed_base)).verify()
 
 

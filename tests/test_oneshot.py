@@ -148,6 +148,7 @@ def _epoch_line(seed: int, epoch: int) -> str:
 def test_a_copied_run_file_counts_once_and_a_damaged_line_is_named(tmp_path, caplog):
     from nas_envs.oneshot.report import read_runs
 
+    caplog.set_level("WARNING", logger="nas_envs")  # an earlier '--quiet' command may have raised the level
     run = _epoch_line(0, 1) + _epoch_line(0, 2)
     (tmp_path / "darts-seed0.jsonl").write_text(run)
     (tmp_path / "darts-seed0 (copy).jsonl").write_text(run)

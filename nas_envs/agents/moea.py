@@ -287,7 +287,8 @@ def table_notes(runs: list[dict]) -> list[str]:
         notes.append(f"With {fewest} run(s) of an algorithm the rank-sum test cannot tell any two apart at "
                      f"{RANK_SUM_LEVEL:.0%} (every mark is ≈): it needs at least {needed} runs each.")
     for algorithm in MOEAS:
-        short = [r for r in runs if r["algorithm"] == algorithm and r["evaluations"] < r["evaluations_asked"]]
+        short = [r for r in runs if r["algorithm"] == algorithm
+                 and r.get("evaluations", 0) < r.get("evaluations_asked", 0)]
         if short:
             spent = sorted({r["evaluations"] for r in short})
             notes.append(f"{algorithm}: {len(short)} run(s) stopped at {spent[0]:,}"
