@@ -261,3 +261,22 @@ def test_the_space_doors_name_what_is_wrong(call, message):
 
     with pytest.raises((ValueError, InvalidArchitectureError), match=message):
         call(get_space("darts"), get_space("fbnet"))
+
+
+@pytest.mark.parametrize("edit, message", [(lambda table: table["parts"].pop("decoder"), "missing or empty: decoder"),
+                                           (lambda table: table["parts"]["head"].update(x=float("nan")),
+                                            "finite milliseconds")])
+def test_a_latency_table_without_every_part_or_with_a_bad_latency_is_named(tmp_path, edit, message):
+    from nas_envs.assets import sha256_file
+
+    folder = tmp_path / "cityseg"
+    shutil.copytree(packaged_bundle("cityseg-v0"), folder)
+    table = json.loads((folder / "latency-h1.json").read_text())
+    edit(table)
+    (folder / "latency-h1.json").write_text(json.dumps(table))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"]["latency-h1.json"] = sha256_file(folder / "latency-h1.json")
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    bench = nas_envs.make_benchmark("cityseg-mop3", bundle=str(folder))
+    with pytest.raises(AssetError, match=f"latency-h1.json: .*{message}"):
+        bench.evaluate(bench.space.sample(1, seed=0))

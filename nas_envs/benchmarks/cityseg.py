@@ -72,6 +72,16 @@ class LatencyTable:
     """A measured latency look-up table as dense arrays: one vectorised gather per part."""
 
     def __init__(self, table: dict) -> None:
+        parts = table.get("parts") if isinstance(table, dict) else None
+        missing = [p for p in NETWORK_PARTS if not isinstance(parts, dict) or not isinstance(parts.get(p), dict)
+                   or not parts[p]]
+        if missing or not isinstance(table.get("profile"), str):
+            raise ValueError(f"a latency table holds a 'profile' name and 'parts' with entries for each of "
+                             f"{', '.join(NETWORK_PARTS)}; missing or empty: {', '.join(missing) or 'profile'}")
+        bad = [p for p in NETWORK_PARTS if not all(type(v) in (int, float) and np.isfinite(v) and v >= 0
+                                                   for v in parts[p].values())]
+        if bad:
+            raise ValueError(f"latencies must be finite milliseconds >= 0; not so in part(s) {', '.join(bad)}")
         self.profile = table["profile"]
         self._parts = {}
         for part in NETWORK_PARTS:
@@ -188,7 +198,14 @@ class CitySegBenchmark(Benchmark):
     @cached_property
     def _latency(self) -> dict[str, LatencyTable]:
         _ = self.manifest
-        return {p: LatencyTable(self.bundle.read_json(f"latency-{p}.json")) for p in ("h1", "h2")}
+        tables = {}
+        for profile in ("h1", "h2"):
+            try:
+                tables[profile] = LatencyTable(self.bundle.read_json(f"latency-{profile}.json"))
+            except ValueError as error:
+                path = self.bundle_dir / f"latency-{profile}.json"
+                raise AssetError(f"{path}: {error}. {self.bundle.hint}") from None
+        return tables
 
     @cached_property
     def bounds(self) -> dict[str, tuple[float, float]]:
