@@ -198,3 +198,33 @@ def test_every_json_lines_reader_reads_or_names_the_file_and_line(tmp_path_facto
         else:
             assert all(isinstance(row, dict) for row in rows)
     assert read_trajectory(path, {}) is None or isinstance(read_trajectory(path, {}), list)  # never raises
+
+
+def _typed_options():
+    """(command, option, type) of every option of every command that converts its value."""
+    import argparse
+
+    from nas_envs.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    return [(name, action.option_strings[0] if action.option_strings else action.dest, action.type)
+            for name, command in commands.items() for action in command._actions if action.type is not None]
+
+
+def test_no_command_takes_a_number_without_a_typed_range():
+    """A bare int or float accepts -5, 0 and 1e308 where a count, seed or size is meant: every option names its
+    range (nas_envs.cli.arguments)."""
+    bare = [(name, option) for name, option, kind in _typed_options() if kind in (int, float)]
+    assert not bare, f"options typed as a bare int or float: {bare}"
+
+
+@FUZZ
+@given(text=st.one_of(st.text(max_size=12), st.integers().map(str), st.floats().map(str)))
+def test_every_typed_option_converts_or_refuses_with_a_message(text):
+    import argparse
+
+    for name, option, kind in _typed_options():
+        try:
+            kind(text)
+        except (argparse.ArgumentTypeError, ValueError) as error:
+            assert str(error), (name, option, text)

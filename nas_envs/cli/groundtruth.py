@@ -253,12 +253,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
     supernet = commands.add_parser("train-supernet", help="train the CitySeg weight-sharing supernet (resumable)")
     supernet.add_argument("--protocol", default="cityseg-scenes64-supernet-v1")
-    supernet.add_argument("--seed", type=int, default=0)
+    supernet.add_argument("--seed", type=non_negative_int, default=0)
     supernet.add_argument("--out", default=None, help="checkpoint (default: assets/data/<protocol>.pt)")
     supernet.set_defaults(handler=_train_supernet)
 
     latency = commands.add_parser("measure-latency", help="measure the CitySeg latency tables on this machine")
     latency.add_argument("--profile", default="all", choices=["all", "h1", "h2"])
-    latency.add_argument("--check", type=int, default=40, help="whole networks timed to check the tables")
+    latency.add_argument("--check", type=non_negative_int, default=40, help="whole networks timed to check the tables")
     latency.set_defaults(handler=_measure_latency)
 

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from nas_envs.catalogue import FAMILIES
-from nas_envs.cli.arguments import positive_int
+from nas_envs.cli.arguments import non_negative_int, positive_int
 
 
 def _fit(args: argparse.Namespace) -> int:
@@ -69,7 +69,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     fit.add_argument("--model", default=None, choices=sorted({m for f in FAMILIES.values() for m in f.models}),
                      help="default: the family's first ("
                      + "; ".join(f"{f.name}: {', '.join(f.models)}" for f in FAMILIES.values()) + ")")
-    fit.add_argument("--seed", type=int, default=0)
+    fit.add_argument("--seed", type=non_negative_int, default=0)
     fit.add_argument("--protocol", default=None)
     fit.add_argument("--out", default=None, type=Path, help="bundle folder to write (default: models/<space>-refit "
                      "beside the data). A released bundle never changes: release a refit as a new version")
