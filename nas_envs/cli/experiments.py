@@ -113,7 +113,7 @@ def _dataset(args: argparse.Namespace) -> int:
     folder = Path(dataset.storage.data_path)
     size = sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
     print(f"dataset {dataset.spec.dataset_id}: {dataset.total_episodes} episodes, {dataset.total_steps} steps, "
-          f"{size / 1e6:.1f} MB in {folder.parent.name}/ under {args.out or 'the Minari datasets folder'}")
+          f"{size / 1e6:.1f} MB on disk")
     if reference_scores(args.env).metric == "hypervolume":
         print(f"hypervolume of the search (the sum of the returns) after {len(returns)} evaluations: "
               f"{returns.sum():.4f}")
