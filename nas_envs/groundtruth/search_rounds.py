@@ -123,7 +123,10 @@ def choose(settings: RoundSettings, runs_dir: Path, trained: set[str]) -> list[d
                 out.append({"round": settings.round, "agent": agent, "source": f"search-{agent}",
                             "surrogate": surrogate, "seed": seed, "kind": kind, "architecture": arch,
                             "observed_val_accuracy": observed[arch], "evaluations": len(rows),
-                            "budget": settings.budget, "env_id": settings.env_id, "bundle": settings.bundle})
+                            "budget": settings.budget, "env_id": settings.env_id,
+                            # a release's name, or a folder's own name: the list names no machine's paths (the
+                            # bundle's sha256 identifies it)
+                            "bundle": Path(settings.bundle).name})
     return out
 
 
