@@ -77,6 +77,16 @@ def test_evaluate_checks_noise_and_reads_arrays_of_strings_and_objects():
             bench.evaluate(bad)
 
 
+def rewrite_listed(folder, name: str, content: str) -> None:
+    """Write a bundle file and list its new sha256 in the manifest: content that passes the checksums."""
+    from nas_envs.assets import sha256_file
+
+    (folder / name).write_text(content)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["files"][name] = sha256_file(folder / name)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
 def broken_copy(tmp_path, edit) -> str:
     folder = tmp_path / "darts"
     shutil.copytree(packaged_bundle("darts-v0"), folder)
@@ -106,14 +116,8 @@ def test_a_model_file_missing_from_the_manifest_is_not_loaded_unchecked(tmp_path
 
 
 def test_content_that_matches_its_checksum_but_cannot_be_read_is_named(tmp_path):
-    from nas_envs.assets import sha256_file
-
     def break_content(folder):
-        member = folder / "xgb" / "val_accuracy" / "member_0.json"
-        member.write_text('{"not": "an xgboost model"}')
-        manifest = json.loads((folder / "manifest.json").read_text())
-        manifest["files"]["xgb/val_accuracy/member_0.json"] = sha256_file(member)
-        (folder / "manifest.json").write_text(json.dumps(manifest))
+        rewrite_listed(folder, "xgb/val_accuracy/member_0.json", '{"not": "an xgboost model"}')
 
     bench = nas_envs.make_benchmark("darts", bundle=broken_copy(tmp_path, break_content))
     with pytest.raises(AssetError, match="'xgb' model files .*could not be read"):
@@ -226,15 +230,10 @@ def test_atomic_writes_leave_the_old_file_or_the_new_one(tmp_path):
                                   lambda table: table["flops"].update(weights=table["flops"]["weights"][:3]),
                                   lambda table: table["flops"].update(intercept=float("nan"))])
 def test_a_cost_table_without_a_finite_row_per_cost_is_named(tmp_path, edit):
-    from nas_envs.assets import sha256_file
-
     def break_costs(folder):
         table = json.loads((folder / "costs.json").read_text())
         edit(table)
-        (folder / "costs.json").write_text(json.dumps(table))
-        manifest = json.loads((folder / "manifest.json").read_text())
-        manifest["files"]["costs.json"] = sha256_file(folder / "costs.json")
-        (folder / "manifest.json").write_text(json.dumps(manifest))
+        rewrite_listed(folder, "costs.json", json.dumps(table))
 
     bench = nas_envs.make_benchmark("darts", bundle=broken_copy(tmp_path, break_costs))
     with pytest.raises(AssetError, match="costs.json: '(params|flops)' must hold a finite 'intercept'"):
@@ -267,16 +266,11 @@ def test_the_space_doors_name_what_is_wrong(call, message):
                                            (lambda table: table["parts"]["head"].update(x=float("nan")),
                                             "finite milliseconds")])
 def test_a_latency_table_without_every_part_or_with_a_bad_latency_is_named(tmp_path, edit, message):
-    from nas_envs.assets import sha256_file
-
     folder = tmp_path / "cityseg"
     shutil.copytree(packaged_bundle("cityseg-v0"), folder)
     table = json.loads((folder / "latency-h1.json").read_text())
     edit(table)
-    (folder / "latency-h1.json").write_text(json.dumps(table))
-    manifest = json.loads((folder / "manifest.json").read_text())
-    manifest["files"]["latency-h1.json"] = sha256_file(folder / "latency-h1.json")
-    (folder / "manifest.json").write_text(json.dumps(manifest))
+    rewrite_listed(folder, "latency-h1.json", json.dumps(table))
     bench = nas_envs.make_benchmark("cityseg-mop3", bundle=str(folder))
     with pytest.raises(AssetError, match=f"latency-h1.json: .*{message}"):
         bench.evaluate(bench.space.sample(1, seed=0))
