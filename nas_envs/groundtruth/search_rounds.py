@@ -130,6 +130,18 @@ def choose(settings: RoundSettings, runs_dir: Path, trained: set[str]) -> list[d
     return out
 
 
+def judged_surrogates(settings: RoundSettings) -> list[str]:
+    """The surrogates a round's list records the predictions of: those searched, then every other accuracy
+    surrogate the bundle holds (a candidate for the next release is judged on the round too)."""
+    from nas_envs.assets import read_verified_manifest, resolve_bundle
+    from nas_envs.benchmarks.surrogate_benchmark import SURROGATES
+
+    folder, _ = resolve_bundle(settings.bundle)
+    held = read_verified_manifest(folder, f"refit the bundle in {folder}")["models"]
+    others = [s for s in SURROGATES if s not in settings.surrogates and all(k in held for k in s.split("+"))]
+    return [*settings.surrogates, *others]
+
+
 def with_predictions(rows: list[dict], settings: RoundSettings) -> list[dict]:
     """The rows with each surrogate's noise-free validation accuracy and the bundle's manifest digest: what the
     round is judged by once trained."""
@@ -138,7 +150,7 @@ def with_predictions(rows: list[dict], settings: RoundSettings) -> list[dict]:
 
     architectures = [row["architecture"] for row in rows]
     predicted = {}
-    surrogates = settings.surrogates
+    surrogates = judged_surrogates(settings)
     for surrogate in surrogates:
         benchmark = make_benchmark(release_of(settings.env_id)[1].benchmark, surrogate=surrogate,
                                    bundle=settings.bundle)
@@ -208,7 +220,9 @@ def format_round_table(table: list[dict]) -> str:
     """The round table as text: a line per round and, under it, a line per agent and per kind of pick; each with
     the count trained of those listed and, per surrogate of the bundle that chose the round, R2 / Kendall tau /
     bias in % (noise-free prediction minus measured)."""
-    surrogates = list(dict.fromkeys(s for entry in table for s in entry.get("by_chooser", {})))
+    # every surrogate judged (those searched, and the bundle's others: candidates judged before a release)
+    surrogates = list(dict.fromkeys(key for entry in table for key, value in entry.items()
+                                    if isinstance(value, dict) and "r2" in value))
     header = f"{'round':<6} {'part':<20} {'trained':>11} {'measured %':>10} " + " ".join(
         f"{s + ': R2 / tau / bias %':>28}" for s in surrogates)
     lines = [header]
