@@ -538,6 +538,7 @@ def test_xgboost_cross_validation_reads_its_history_with_pandas_installed_too():
     assert rounds >= 1 and "min_child_weight" in params
 
 
+@pytest.mark.slow
 def test_a_stack_weighs_its_members_out_of_fold_and_predicts_as_its_files_say(tmp_path):
     from nas_envs.surrogates.stack import MEMBERS, StackEnsemble, fit_stack
 
