@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import argparse
 import collections
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import xgboost as xgb
@@ -41,7 +43,7 @@ from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings
 from nas_envs.fitting.surrogate_fit import fitting_inputs
 from nas_envs.surrogates.linear import RidgeEnsemble, cross_validated_alpha
 from nas_envs.surrogates.metrics import all_metrics
-from nas_envs.surrogates.stack import RANDOM_FOREST
+from nas_envs.surrogates.stack import RANDOM_FOREST, StackEnsemble, fit_stack
 from nas_envs.surrogates.xgb import cross_validated_rounds, cross_validated_settings, train_members
 
 
@@ -132,23 +134,10 @@ def averaged(*members: Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.nd
     return fit_predict
 
 
-def stacked(*members: Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]
-            ) -> Callable[[np.ndarray, np.ndarray, np.ndarray, int], np.ndarray]:
-    """Fit-and-predict with a stack: each member's out-of-fold predictions on the fitting part (5 folds inside it)
-    weigh the members by non-negative least squares with an intercept; the members, refitted on the whole fitting
-    part, predict with those weights."""
-    from scipy.optimize import nnls
-
-    def fit_predict(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
-        fold = np.random.default_rng(seed).permutation(len(y_fit)) % 5
-        out_of_fold = np.column_stack([cross_validated_predictions(x_fit, y_fit, fold, seed, member)
-                                       for member in members])
-        center = y_fit.mean()  # the intercept: weights fit the deviations from the mean
-        weights, _ = nnls(out_of_fold - center, y_fit - center)
-        held = np.column_stack([member(x_fit, y_fit, x_held, seed) for member in members])
-        return center + (held - center) @ weights
-
-    return fit_predict
+def stacked(x_fit: np.ndarray, y_fit: np.ndarray, x_held: np.ndarray, seed: int) -> np.ndarray:
+    """Fit-and-predict with the model kind ``stack`` (nas_envs.surrogates.stack), as a fit writes and reads it."""
+    with tempfile.TemporaryDirectory() as folder:
+        return StackEnsemble.load(fit_stack(x_fit, y_fit, Path(folder), seed)).predict(x_held).mean(axis=1)
 
 
 def cross_validated_predictions(x: np.ndarray, y: np.ndarray, fold: np.ndarray, seed: int,
@@ -188,7 +177,7 @@ def main() -> None:
         "bundled, no L2 penalty": (bundled, forest({"lambda": 0.0})),
         "mean of the bundled trees and the ridge": (bundled.astype(np.float64), averaged(as_a_fit, ridge)),
         "stack of the bundled trees, the ridge and random-forest mode (out-of-fold, non-negative weights)":
-            (bundled.astype(np.float64), stacked(as_a_fit, ridge, forest(RANDOM_FOREST, rounds=1))),
+            (bundled.astype(np.float64), stacked),
     }
     if args.space == "darts":
         settings = {"one-hot bits + op counts + depth, depth 4, 2 per leaf (before)":

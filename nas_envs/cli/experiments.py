@@ -82,7 +82,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _grid(args: argparse.Namespace) -> int:
     from nas_envs.agents.plot import format_table, summarise
-    from nas_envs.agents.runner import RunSettings, load_run_groups, parse_duration, run_grid
+    from nas_envs.agents.runner import load_run_groups, parse_duration, run_grid
 
     for env_id in args.envs:
         for agent in args.agents:
@@ -91,10 +91,8 @@ def _grid(args: argparse.Namespace) -> int:
     budget = parse_duration(args.budget)
     folders = run_grid(args.envs, args.agents, seeds, Path(args.out), budget, workers=args.workers,
                        backend=args.backend, max_evaluations=args.max_evaluations, noise=not args.no_noise)
-    for env_id in args.envs:
-        wanted = [RunSettings(env_id, agent, budget, args.max_evaluations, not args.no_noise).identity()
-                  for agent in args.agents]
-        groups = [g for g in load_run_groups([f for f in folders if f.parent.name == env_id]) if g.identity in wanted]
+    for env_id in args.envs:  # each folder holds runs of its own settings only (run_grid refuses others)
+        groups = load_run_groups([folder for folder in folders if folder.parent.name == env_id])
         print(f"{env_id}:\n" + format_table(summarise({g.label: g.trajectories for g in groups})))
     return 0
 

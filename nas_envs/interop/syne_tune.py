@@ -53,9 +53,8 @@ def blackbox(env_id: str, seed: int = 0, noise: bool = True):
 
     import nas_envs
 
-    family, release = release_of(env_id)
-    benchmark = nas_envs.make_benchmark(release.benchmark, surrogate=release.kwargs.get("surrogate"),
-                                        bundle=release.bundle)
+    _, release = release_of(env_id)
+    benchmark = nas_envs.make_benchmark(release.benchmark, bundle=release.bundle)
     epochs = benchmark.epochs
     space = benchmark.space
 
