@@ -19,7 +19,7 @@ Template pages: ``docs/templates/<page>.md`` is prose with placeholders, rendere
 - ``{{reference_jobs PILOT DATA}}``: jobs measured in a pilot (``PILOT``, JSON) against their records in ``DATA``.
 
 Command pages: the model cards (``nas-envs model-card``) and ``docs/darts-diagnosis.md``
-(``scripts/darts_diagnosis.py``), which read the data. Edit a template or a command, never a generated page: the
+(``studies/darts_diagnosis.py``), which read the data. Edit a template or a command, never a generated page: the
 tests fail when a page differs from what this script makes of the committed files.
 """
 
@@ -194,7 +194,7 @@ def command_pages() -> dict[Path, str]:
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         diagnosis = folder / "darts-diagnosis.md"
-        commands = [[sys.executable, str(ROOT / "scripts" / "darts_diagnosis.py"), "--out", str(diagnosis)]]
+        commands = [[sys.executable, str(ROOT / "studies" / "darts_diagnosis.py"), "--out", str(diagnosis)]]
         card_folders = [folder / "model-cards" / str(number) for number in range(len(MODEL_CARDS))]
         commands += [[sys.executable, "-m", "nas_envs.cli", "--quiet", "model-card", space, *options, "--out", str(out)]
                      for (space, options), out in zip(MODEL_CARDS, card_folders)]

@@ -25,7 +25,7 @@ from nas_envs.files import write_atomically
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUTS = ROOT / "docs" / "results" / "outputs"
-CODE = ("nas_envs", "scripts", "pyproject.toml")
+CODE = ("nas_envs", "scripts", "studies", "pyproject.toml")
 
 
 def machine() -> str:

@@ -377,35 +377,7 @@ def test_untimed_evaluations_in_cpu_chunks_measure_what_the_protocols_batch_meas
 
 
 @pytest.mark.slow
-def test_the_gpu_burst_script_runs_every_stream_and_its_files_merge(tmp_path):
-    out = tmp_path / "burst"
-    # a fixed number of jobs per stream, and a deadline far enough not to cut any on a busy machine
-    env = {**os.environ, "SMOKE": "1", "DEVICE": "cpu", "PROBE_SECONDS": "4", "JOBS": "1",
-           "NAS_ENVS_ASSETS": str(tmp_path)}
-    script = Path(__file__).parents[1] / "scripts" / "collect_gpu.sh"
-    run_script(["bash", str(script), str(out), "900", "fbnet"], env)
-    streams = {path.name: read_records(path) for path in out.glob("*.jsonl")}
-    assert set(streams) == {"fbnet-noise.jsonl", "fbnet-train.jsonl", "fbnet-param-free.jsonl",
-                            "fbnet-one-block.jsonl"}
-    assert all(records for records in streams.values())
-    assert {r["source"] for r in streams["fbnet-one-block.jsonl"]} == {"one-block"}
-    assert min(r["index"] for r in streams["fbnet-train.jsonl"]) == 5000  # far above the CPU collectors
-    checks = read_records(out / "checks" / "fbnet-smoke-gpu-check.jsonl")
-    assert checks and {r["job"].split("/")[1] for r in checks} == {"noise"}
-    run_script([sys.executable, "-m", "nas_envs.cli", "merge", *map(str, out.glob("*.jsonl"))], env)
-    merged = read_records(tmp_path / "data" / "fbnet-smoke.jsonl")
-    assert len(merged) == sum(len(records) for records in streams.values())
-
-
-def run_script(command: list[str], env: dict) -> None:
-    """Run a script; a failure shows what it printed (a bare CalledProcessError hides why)."""
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
-    printed = f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    assert done.returncode == 0, f"{command[:3]} exited {done.returncode}:\n{printed}"
-
-
-@pytest.mark.slow
-def test_the_gpu_burst_script_trains_a_search_round_beside_the_darts_streams(tmp_path):
+def test_the_gpu_burst_script_runs_every_stream_and_a_search_round_and_its_files_merge(tmp_path):
     space = get_space("darts")
     listed = tmp_path / "search" / "round-00.jsonl"
     listed.parent.mkdir()
@@ -413,12 +385,32 @@ def test_the_gpu_burst_script_trains_a_search_round_beside_the_darts_streams(tmp
                                           space.to_string(space.sample(seed=seed))}) + "\n"
                               for seed, agent in enumerate(("re", "ppo"))))
     out = tmp_path / "burst"
-    env = {**os.environ, "SMOKE": "1", "DEVICE": "cpu", "PROBE_SECONDS": "4", "JOBS": "2",
+    # a fixed number of jobs per stream, and a deadline far enough not to cut any on a busy machine
+    env = {**os.environ, "SMOKE": "1", "DEVICE": "cpu", "PROBE_SECONDS": "4", "JOBS": "1",
            "NAS_ENVS_ASSETS": str(tmp_path), "TRAJECTORY": str(listed)}
-    run_script(["bash", str(Path(__file__).parents[1] / "scripts" / "collect_gpu.sh"), str(out), "900", "darts"], env)
-    round_records = read_records(out / "darts-round.jsonl")
-    assert sorted(r["source"] for r in round_records) == ["search-ppo", "search-re"]
-    assert (out / "darts-train.jsonl").is_file()
+    run_script(["bash", str(Path(__file__).parents[1] / "scripts" / "collect_gpu.sh"), str(out), "900", "fbnet",
+                "darts"], env)
+    streams = {path.name: read_records(path) for path in out.glob("*.jsonl")}
+    assert set(streams) == {"fbnet-noise.jsonl", "fbnet-train.jsonl", "fbnet-param-free.jsonl",
+                            "fbnet-one-block.jsonl", "darts-noise.jsonl", "darts-train.jsonl", "darts-round.jsonl",
+                            "darts-param-free.jsonl", "darts-pool-heavy.jsonl"}
+    assert all(records for records in streams.values())
+    assert {r["source"] for r in streams["fbnet-one-block.jsonl"]} == {"one-block"}
+    assert min(r["index"] for r in streams["fbnet-train.jsonl"]) == 5000  # far above the CPU collectors
+    assert [r["source"] for r in streams["darts-round.jsonl"]] == ["search-re"]  # JOBS=1: the list's first
+    checks = read_records(out / "checks" / "fbnet-smoke-gpu-check.jsonl")
+    assert checks and {r["job"].split("/")[1] for r in checks} == {"noise"}
+    run_script([sys.executable, "-m", "nas_envs.cli", "merge", *map(str, out.glob("*.jsonl"))], env)
+    for name in ("fbnet", "darts"):
+        merged = read_records(tmp_path / "data" / f"{name}-smoke.jsonl")
+        assert len(merged) == sum(len(records) for file, records in streams.items() if file.startswith(name))
+
+
+def run_script(command: list[str], env: dict) -> None:
+    """Run a script; a failure shows what it printed (a bare CalledProcessError hides why)."""
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    printed = f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, f"{command[:3]} exited {done.returncode}:\n{printed}"
 
 
 @pytest.mark.parametrize("space_name", ["darts", "fbnet"])

@@ -75,13 +75,21 @@ def test_a_generated_page_shows_the_recording_and_goes_stale_when_it_changes(tmp
 def test_every_file_the_docs_and_docstrings_name_exists():
     """A path like ``scripts/x.py`` or ``nas_envs/y/z.py`` named in the README, a template, a page or a docstring
     is a file of the repository (files move; their mentions must follow)."""
-    named = re.compile(r"\b((?:nas_envs|scripts|tests|docs|assets)/[\w./-]+\.(?:py|md|jsonl|json|sh))\b")
+    named = re.compile(r"\b((?:nas_envs|scripts|studies|tests|docs|assets)/[\w./-]+\.(?:py|md|jsonl|json|sh))\b")
     sources = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "nas_envs").rglob("*.py"),
-               *(ROOT / "scripts").glob("*.py")]
+               *(ROOT / "scripts").glob("*.py"), *(ROOT / "studies").glob("*.py")]
     missing = sorted({f"{source.relative_to(ROOT)}: {path}" for source in sources
                       for path in named.findall(source.read_text())
                       if not re.search(r"[<*]|[A-Z]{3,}", path) and not (ROOT / path).exists()})
     assert not missing, missing
+
+
+@pytest.mark.parametrize("folder", ["scripts", "studies"])
+def test_the_index_of_scripts_and_studies_lists_each_file_once(folder):
+    """scripts/README.md and studies/README.md have one line per file of their folder, and no other."""
+    listed = re.findall(r"^\| `([\w.]+)` \|", (ROOT / folder / "README.md").read_text(), flags=re.M)
+    files = sorted(p.name for p in (ROOT / folder).iterdir() if p.suffix in (".py", ".sh"))
+    assert sorted(listed) == files and len(set(listed)) == len(listed)
 
 
 def test_a_recording_holds_the_command_its_output_and_where_it_ran(tmp_path):

@@ -1,6 +1,8 @@
 """Property tests over the public API: whatever the input, a valid result or a documented error, never an internal
 exception."""
 
+import re
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -228,3 +230,82 @@ def test_every_typed_option_converts_or_refuses_with_a_message(text):
             kind(text)
         except (argparse.ArgumentTypeError, ValueError) as error:
             assert str(error), (name, option, text)
+
+
+def _commands():
+    import argparse
+
+    from nas_envs.cli import build_parser
+
+    return next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def _argv_tokens(command_parser):
+    """Tokens an argv of one command is drawn from: its own option strings and choices, and values of every kind
+    (numbers out of range, non-ASCII digits, paths that do not exist or are not what the option wants)."""
+    options = [s for action in command_parser._actions for s in action.option_strings if s not in ("-h", "--help")]
+    choices = [str(c) for action in command_parser._actions for c in (action.choices or ())]
+    values = ["0", "-1", "3", "1e308", "nan", "²", "٣", "1-", "3-1", "1,15", "", " ", "--", "-", "x.png", "/", ".",
+              "/nonexistent/x", "../../outside.jsonl", "24h", "-3h", "SurrNAS-DARTS-v0", "darts", "rs", "\x00"]
+    return st.sampled_from(options + choices + values) | st.text(max_size=6)
+
+
+@FUZZ
+@given(data=st.data())
+def test_random_argv_for_every_command_parses_or_is_refused_with_one_message(data, capsys):
+    """Whatever the command line, argparse takes it or refuses it with exit status 2 and a message naming the
+    option; a conversion never escapes as a traceback (a Unicode digit such as '²' passes ``str.isdigit``)."""
+    from nas_envs.cli import build_parser
+
+    capsys.readouterr()
+    commands = _commands()
+    name = data.draw(st.sampled_from(sorted(commands)))
+    argv = [name, *data.draw(st.lists(_argv_tokens(commands[name]), max_size=8))]
+    try:
+        build_parser().parse_args(argv)
+    except SystemExit as exit_:
+        assert exit_.code == 2, argv
+        error = capsys.readouterr().err
+        # argparse's own words for a conversion that failed without saying why ("invalid parse value: '²'")
+        assert "error:" in error and not re.search(r"invalid \w+ value", error), (argv, error)
+
+
+READING_COMMANDS = ["plot", "curve", "incumbents", "oneshot-report"]
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """A folder of real runs, as 'nas-envs run' writes them (two agents, two seeds each)."""
+    out = tmp_path_factory.mktemp("real-runs")
+    for agent in ("rs", "re"):
+        assert main(["--quiet", "run", "--env", "SurrNAS-FBNet-v1", "--agent", agent, "--budget", "2h", "--seeds", "2",
+                     "--max-evaluations", "12", "--out", str(out)]) == 0
+    return out
+
+
+@FUZZ
+@given(data=st.data(), content=st.lists(lines, max_size=3), damaged=st.booleans())
+def test_random_argv_for_the_reading_commands_runs_or_is_refused_in_one_line(tmp_path_factory, two_runs, data,
+                                                                               content, damaged, capsys):
+    """The commands that read a folder of runs, with random options, on real runs of which one file may end in
+    random lines: a result, or exit status 2 with one line that says what was wrong, never a traceback."""
+    import shutil
+
+    capsys.readouterr()
+    folder = tmp_path_factory.mktemp("runs") / "runs"
+    shutil.copytree(two_runs, folder)
+    if damaged:
+        with open(folder / "rs" / "seed_1.jsonl", "ab") as seed_file:
+            seed_file.write(b"\n".join(content))
+    commands = _commands()
+    name = data.draw(st.sampled_from(READING_COMMANDS))
+    options = data.draw(st.lists(_argv_tokens(commands[name]), max_size=5))
+    outputs = ["--out", str(folder / "out.jsonl")] if name == "incumbents" else ["--plot", str(folder / "p.png")]
+    try:
+        code = main([name, str(folder), *outputs, *options])
+    except SystemExit as exit_:
+        assert exit_.code == 2
+        return
+    assert code in (0, 2), (name, options)
+    if code == 2:
+        assert len([line for line in capsys.readouterr().err.splitlines() if "error:" in line]) == 1

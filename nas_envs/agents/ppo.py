@@ -1,10 +1,10 @@
 """sb3-contrib's MaskablePPO on the sequential environments: one recipe, used by ``nas-envs run --agent ppo``,
-``scripts/rl_recipe.py`` and the docs.
+``studies/rl_recipe.py`` and the docs.
 
 The recipe (:data:`RECIPE`) suits episodes that end with one reward for the whole architecture: no discounting
 and Monte-Carlo returns (``gamma = gae_lambda = 1``), large rollouts, and on SurrNAS-DARTS/FBNet the
 ``reward="standardised"`` option (accuracies differ by well under 1 %, standardised by units). Torch runs on one
-thread: the networks are small, and a thread pool waits on busy cores (``python scripts/rl_recipe.py`` prints
+thread: the networks are small, and a thread pool waits on busy cores (``python studies/rl_recipe.py`` prints
 the learning curve this recipe gives, and whether it passes its bar).
 """
 

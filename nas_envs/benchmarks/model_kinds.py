@@ -92,7 +92,7 @@ class _TabularKind:
 
 class ForestKind(_TabularKind):
     """XGBoost ensembles on the space's tabular features plus the log of the exact params and FLOPs: trees split
-    on one column where params are a weighted sum of many (``python scripts/xgb_features.py`` compares the
+    on one column where params are a weighted sum of many (``python studies/xgb_features.py`` compares the
     inputs)."""
 
     input_name = "features_and_log_costs"
@@ -152,7 +152,7 @@ class _StackedTargets:
 class RidgeKind(_TabularKind):
     """Bootstrap ridge ensembles on the space's cost features (op counts per cell and input position for DARTS,
     per-layer blocks for FBNet). A training's time is close to a sum of per-op costs: its cross-validated error is
-    below an XGBoost ensemble's (``python scripts/runtime_models.py``), and one matrix product costs
+    below an XGBoost ensemble's (``python studies/runtime_models.py``), and one matrix product costs
     microseconds."""
 
     input_name = "cost_features"
@@ -173,7 +173,7 @@ class RidgeKind(_TabularKind):
 class GINKind:
     """GIN ensembles on the space's typed graphs, each graph with the XGB surrogate's tabular input as features.
     A fit reads the features only where it has at least ``records_per_feature`` records per feature: with fewer, the
-    features let the GIN overfit (compare ``python scripts/gin_settings.py '{}' '{"num_features": 0}'
+    features let the GIN overfit (compare ``python studies/gin_settings.py '{}' '{"num_features": 0}'
     --noise-subset``)."""
 
     name = "gin"
@@ -219,7 +219,7 @@ CURVE_TARGETS: tuple[str, ...] = tuple(f"val_accuracy_epoch_{epoch}" for epoch i
 MODEL_KINDS: dict[str, ForestKind | RidgeKind | GINKind | StackKind] = {
     "xgb": ForestKind("xgb", ("val_accuracy", "test_accuracy")),
     # one ensemble per epoch: on the DARTS data it reads the later epochs better than one ensemble with the epoch as
-    # an input (python scripts/curve_models.py)
+    # an input (python studies/curve_models.py)
     "curve": ForestKind("curve", CURVE_TARGETS),
     "runtime": RidgeKind("runtime", ("log_train_cpu_seconds",)),
     "gin": GINKind(),

@@ -37,6 +37,11 @@ def png_path(text: str) -> str:
     return text if Path(text).suffix else f"{text}.png"
 
 
+def _digits(text: str) -> bool:
+    """Only the digits 0-9 (``str.isdigit`` also takes '²', which ``int`` refuses)."""
+    return text.isascii() and text.isdigit()
+
+
 def number_range(low: int, high: int, what: str):
     """An argparse type: ``"1-15"`` or ``"1,3,5"`` (or a mix, ``"1-3,7"``) of integers in ``[low, high]``, as a
     sorted list without repeats."""
@@ -44,7 +49,7 @@ def number_range(low: int, high: int, what: str):
         numbers: set[int] = set()
         for part in text.split(","):
             first, dash, last = part.strip().partition("-")
-            if not first.isdigit() or (dash and not last.isdigit()):
+            if not _digits(first) or (dash and not _digits(last)):
                 raise argparse.ArgumentTypeError(f"{text!r} is not a list of {what}: write e.g. {low}-{high} or "
                                                  f"{low},{high}")
             start, stop = int(first), int(last) if dash else int(first)

@@ -10,7 +10,7 @@
 "Random architectures" are the reference's: ``space.sample``, uniform over the space's canonical architectures, on
 which both rewards average 0 and 0.5. A policy that picks uniformly among the legal actions at every step draws
 from another distribution, and can average less (it does on DARTS, not on FBNet:
-``python scripts/reward_reference.py`` prints both).
+``python studies/reward_reference.py`` prints both).
 """
 
 from __future__ import annotations

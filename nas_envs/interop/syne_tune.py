@@ -29,7 +29,7 @@ suite's simulated budget. :func:`blackbox` gives an id's benchmark as one::
   the same (as a tabular benchmark's seed would). syne-tune's schedulers also draw from Python's and numpy's global
   generators: seed those too (``random.seed``, ``numpy.random.seed``) for a run that repeats.
 
-Needs syne-tune (``pip install 'nas-envs[synetune]'``); ``python scripts/syne_tune_darts.py`` compares its ASHA and
+Needs syne-tune (``pip install 'nas-envs[synetune]'``); ``python studies/syne_tune_darts.py`` compares its ASHA and
 Hyperband with this suite's agents.
 """
 

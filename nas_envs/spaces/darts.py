@@ -321,7 +321,7 @@ class DartsSpace(SearchSpace):
 
         Counts rather than the (2 x 14 x 7) one-hot bits: on a few hundred noisy trainings, trees on these 58
         columns plus the log params/FLOPs that the XGB surrogate appends cross-validate better than on the bits with
-        op counts (``python scripts/xgb_features.py`` compares them).
+        op counts (``python studies/xgb_features.py`` compares them).
         """
         version = self.feature_version(version)
         archs = np.asarray(archs, dtype=np.int64).reshape(-1, self.num_decisions)

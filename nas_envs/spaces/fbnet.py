@@ -150,7 +150,7 @@ class FBNetSpace(SearchSpace):
 
         Trees find a stage's kernel sizes in the one-hot bits only by splitting on four blocks of each of its
         layers; as one count per stage they cross-validate better on full-width trainings and predict the noise
-        subset's seed means better (``python scripts/xgb_features.py --space fbnet --protocol
+        subset's seed means better (``python studies/xgb_features.py --space fbnet --protocol
         fbnet-fmnist14-full-e4-v1 --only version`` compares the versions).
         """
         version = self.feature_version(version)

@@ -11,7 +11,7 @@ Unlike the seed paper's GIN, a graph batch may carry a row of tabular features p
 params and FLOPs); a config with ``num_features > 0`` adds their standardised projection to the pooled graph
 embedding before the readout. On a few hundred noisy trainings most of what can be learnt is additive in such
 counts, which message passing finds slowly: on the DARTS noise subset GINs with them explain more of the
-variance of the seed means than GINs without (``python scripts/gin_settings.py '{}' '{"num_features": 0}'
+variance of the seed means than GINs without (``python studies/gin_settings.py '{}' '{"num_features": 0}'
 --noise-subset`` measures it).
 """
 

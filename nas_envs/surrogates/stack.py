@@ -3,7 +3,7 @@ XGBoost's random-forest mode, weighted by non-negative least squares on their ou
 
 Member ``i`` of the stack is ``center + sum_k weight_k * (prediction of member i of ensemble k - center)``: the
 stack has as many members as each ensemble, and their spread is what the noise model calibrates, as for any
-ensemble. ``python scripts/xgb_features.py --only stack`` measured it against the XGB recipe alone.
+ensemble. ``python studies/xgb_features.py --only stack`` measured it against the XGB recipe alone.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 # Shallow trees: on a few hundred noisy DARTS trainings depth 3 cross-validates better than deeper trees, with
-# fewer rounds (``python scripts/xgb_features.py`` compares them). The leaf size a fit uses is cross-validated
+# fewer rounds (``python studies/xgb_features.py`` compares them). The leaf size a fit uses is cross-validated
 # among LEAF_WEIGHTS; the default is the one DARTS chooses.
 DEFAULT_PARAMS: dict = {
     "objective": "reg:squarederror",

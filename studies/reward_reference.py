@@ -2,7 +2,7 @@
 by ``space.sample`` (the reference's own distribution: about 0.5) against a policy that picks uniformly among the
 legal actions at every step (another distribution over architectures), noise-free, per benchmark.
 
-Usage: python scripts/reward_reference.py [--architectures 5000]
+Usage: python studies/reward_reference.py [--architectures 5000]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What the reserve reading costs a collection: the same job trained with and without it, in turn.
 
-    python scripts/reserve_cost.py [--protocol darts-fmnist14-c8l8-e4-v1] [--pairs 2] [--job random/noise/0]
+    python studies/reserve_cost.py [--protocol darts-fmnist14-c8l8-e4-v1] [--pairs 2] [--job random/noise/0]
 
 Each pair trains the job once with the reserve reading and once without (``nas-envs collect --no-reserve``), in
 this process with one torch thread, and prints the CPU seconds of each whole job (training, test and reserve

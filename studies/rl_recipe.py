@@ -1,8 +1,8 @@
 """Does RL learn out of the box? MaskablePPO (the recipe of nas_envs.agents.ppo) or REINFORCE on a SurrNAS env.
 
-    python scripts/rl_recipe.py --agent ppo --steps 100000 --seed 0 [--plot docs/figures/ppo_learning_curve.png]
-    python scripts/rl_recipe.py --agent reinforce --steps 100000 --seed 0
-    python scripts/rl_recipe.py --agent ppo --sb3-defaults     # without the recipe, for comparison
+    python studies/rl_recipe.py --agent ppo --steps 100000 --seed 0 [--plot docs/figures/ppo_learning_curve.png]
+    python studies/rl_recipe.py --agent reinforce --steps 100000 --seed 0
+    python studies/rl_recipe.py --agent ppo --sb3-defaults     # without the recipe, for comparison
 
 Trains at a fixed seed on the environment with noise (what an agent sees), records every proposed architecture,
 then scores them all without noise (the surrogate's mean) and prints the learning curve: the mean validation

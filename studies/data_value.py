@@ -1,12 +1,12 @@
 """What more data would buy a space's XGB surrogate, judged on the noise subset's seed means: the records of each
 targeted source against as many random ones, and the learning curve of random records with two extrapolations.
 
-    python scripts/data_value.py [--space darts|fbnet] [--protocol P] [--records N] [--noise-architectures N]
+    python studies/data_value.py [--space darts|fbnet] [--protocol P] [--records N] [--noise-architectures N]
                                  [--target R2] [--repeats 6]
 
 XGB ensembles of the released recipe (10 bootstrap members, cross-validated rounds) on the fitting side of the fixed
 split that a release fit reads (``--records``: of the first N training records, so that a reading taken while a
-collector appends can be taken again). Prints two markdown tables; ``scripts/darts_diagnosis.py`` puts the DARTS
+collector appends can be taken again). Prints two markdown tables; ``studies/darts_diagnosis.py`` puts the DARTS
 ones in docs/darts-diagnosis.md. A few CPU-minutes.
 """
 

@@ -3,7 +3,7 @@ ensemble three times on the same fitting split: on every training without and wi
 (``nas-envs data-card darts``: ``device_offsets``), and on its CPU trainings only; prints each fit's metrics on the
 CPU-trained noise subset (seed means) and on the CPU records of the held-out split (the same targets for all three).
 
-    python scripts/device_offsets.py [--space darts] [--kind xgb]
+    python studies/device_offsets.py [--space darts] [--kind xgb]
 """
 
 from __future__ import annotations

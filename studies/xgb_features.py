@@ -2,7 +2,7 @@
 sparse Kendall tau and Spearman of validation accuracy; with ``--noise-subset``, those of models fitted on all
 training records against the noise subset's seed means.
 
-    python scripts/xgb_features.py [--space darts|fbnet] [--protocol P] [--repeats 2] [--noise-subset]
+    python studies/xgb_features.py [--space darts|fbnet] [--protocol P] [--repeats 2] [--noise-subset]
                                       [--records N] [--noise-architectures N] [--only TEXT ...]
 
 Compares, on the training-subset records of the space's default protocol or ``--protocol`` (the noise subset stays

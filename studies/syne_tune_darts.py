@@ -2,7 +2,7 @@
 successive halving and Hyperband agents (one worker) on the same simulated wall-clock budget, and syne-tune's ASHA
 with one worker, which spends the same compute as ours.
 
-    python scripts/syne_tune_darts.py [--budget 24h] [--seeds 5] [--plot syne_tune_darts.png]
+    python studies/syne_tune_darts.py [--budget 24h] [--seeds 5] [--plot syne_tune_darts.png]
 
 Prints, per method, the mean (and standard error over seeds) of the incumbent's validation accuracy (the best
 fully trained architecture so far) at a few points of the budget, and the number of architectures fully trained;

@@ -13,7 +13,7 @@ About 10 CPU-minutes for 31 runs.
 ``--algorithms`` compares another pair the same way (e.g. ``nsga3 hype``: whether the redundant objective also
 explains HypE's lead over NSGA-III here).
 
-Usage: python scripts/moea_ordering.py [--runs 31] [--problems 12 13 14 15] [--algorithms nsga2 nsga3]
+Usage: python studies/moea_ordering.py [--runs 31] [--problems 12 13 14 15] [--algorithms nsga2 nsga3]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """DEHB (Awad et al. 2021), a multi-fidelity HPO tool from PyPI, on the DARTS benchmark through its ConfigSpace view.
 
-    python scripts/dehb_darts.py [--budget 24h] [--seeds 3]
+    python studies/dehb_darts.py [--budget 24h] [--seeds 3]
 
 DEHB searches NAS-Bench-301's configuration space (``nas_envs.spaces.configspace``) with the number of epochs as
 its fidelity (1 to the bundle's epochs, ``darts-mf-v0``); every configuration becomes genes, is evaluated with

@@ -3,8 +3,8 @@ cross-validated R2, sparse Kendall tau, MAE and bias of validation accuracy for 
 of ``GINConfig``; with ``--noise-subset``, those of an ensemble fitted on all training records against the noise
 subset's seed means.
 
-    python scripts/gin_settings.py '{}' '{"epochs": 48}' '{"ranking_weight": 0.0}' [--members 2] [--records N]
-    python scripts/gin_settings.py '{}' '{"num_features": 0}' --noise-subset --members 10 [--noise-architectures N]
+    python studies/gin_settings.py '{}' '{"epochs": 48}' '{"ranking_weight": 0.0}' [--members 2] [--records N]
+    python studies/gin_settings.py '{}' '{"num_features": 0}' --noise-subset --members 10 [--noise-architectures N]
 
 On the training-subset records of the space's default protocol or ``--protocol`` (the noise subset stays out, as in
 a fit), GPU accuracies on the CPU's scale as in a fit, with the bundled GIN's inputs (graphs and tabular features;

@@ -1,6 +1,6 @@
 """Does a training's final loss, as a control variate, give the XGB surrogate a less noisy target? Prints numbers.
 
-    python scripts/loss_control_variate.py [--space darts] [--protocol darts-fmnist14-c8l8-e4-v1]
+    python studies/loss_control_variate.py [--space darts] [--protocol darts-fmnist14-c8l8-e4-v1]
 
 On the noise subset a training's deviation from its architecture's seed mean correlates with its deviation in
 final training loss. If a surrogate of the loss predicts the architecture's expected loss, the target

@@ -1,6 +1,6 @@
 """Multi-fidelity searches against their full-fidelity counterpart on a simulated clock, and how early epochs rank.
 
-    python scripts/multi_fidelity.py --bundle DIR [--budget-hours 24] [--seeds 10]
+    python studies/multi_fidelity.py --bundle DIR [--budget-hours 24] [--seeds 10]
 
 ``DIR``: a DARTS bundle with a learning-curve model (``nas-envs fit darts --model curve --out DIR``). Prints, per
 search (random search with full trainings, successive halving, Hyperband; ``nas_envs.agents.hyperband``), the

@@ -1,6 +1,6 @@
 """Learning curves as a fidelity: one XGB ensemble per epoch against one ensemble with the epoch as an input.
 
-    python scripts/curve_models.py [--space darts] [--members 10] [--records N]
+    python studies/curve_models.py [--space darts] [--members 10] [--records N]
 
 Both are fitted on the CPU-trained uniformly random and region records of the fitting side of the fixed held-out
 split (GPU trainings are left out: their offset is measured on final accuracies only), on the XGB surrogate's

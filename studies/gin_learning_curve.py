@@ -7,7 +7,7 @@ diagnosis draws, and are judged by R2 and sparse Kendall tau on the noise subset
 faster if its gain per doubling of the records is larger than XGB's, paired over the same draws. About 10
 CPU-minutes per repeat of a pair of sizes on one core (GIN members dominate).
 
-Usage: python scripts/gin_learning_curve.py [--shares 0.5 1.0] [--repeats 2] [--members 10]
+Usage: python studies/gin_learning_curve.py [--shares 0.5 1.0] [--repeats 2] [--members 10]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Which model predicts a training's CPU seconds best? Prints 5-fold cross-validated RMSE of log CPU seconds.
 
-    python scripts/runtime_models.py [--space darts]
+    python studies/runtime_models.py [--space darts]
 
 Compares the bundled runtime kind (a bootstrap ridge ensemble on the space's cost features, penalty chosen by
 cross-validation) with an XGBoost ensemble on the tabular features (rounds chosen by cross-validation, as the
