@@ -202,15 +202,19 @@ def test_every_json_lines_reader_reads_or_names_the_file_and_line(tmp_path_facto
     assert read_trajectory(path, {}) is None or isinstance(read_trajectory(path, {}), list)  # never raises
 
 
-def _typed_options():
-    """(command, option, type) of every option of every command that converts its value."""
+def _commands():
+    """Every command's own parser, by name."""
     import argparse
 
     from nas_envs.cli import build_parser
 
-    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    return next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def _typed_options():
+    """(command, option, type) of every option of every command that converts its value."""
     return [(name, action.option_strings[0] if action.option_strings else action.dest, action.type)
-            for name, command in commands.items() for action in command._actions if action.type is not None]
+            for name, command in _commands().items() for action in command._actions if action.type is not None]
 
 
 def test_no_command_takes_a_number_without_a_typed_range():
@@ -230,14 +234,6 @@ def test_every_typed_option_converts_or_refuses_with_a_message(text):
             kind(text)
         except (argparse.ArgumentTypeError, ValueError) as error:
             assert str(error), (name, option, text)
-
-
-def _commands():
-    import argparse
-
-    from nas_envs.cli import build_parser
-
-    return next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
 
 
 def _argv_tokens(command_parser):
