@@ -3,6 +3,7 @@
     python scripts/build_docs.py                  # write every generated page
     python scripts/build_docs.py --check          # write nothing; exit 1 naming every stale page
     python scripts/build_docs.py --only templates # the template pages only (seconds; the others read the data)
+    python scripts/build_docs.py --check --rerun  # also rerun the commands and compare what they write (minutes)
 
 Template pages: ``docs/templates/<page>.md`` is prose with placeholders, rendered to ``docs/<page>.md``:
 
@@ -19,14 +20,19 @@ Template pages: ``docs/templates/<page>.md`` is prose with placeholders, rendere
 - ``{{reference_jobs PILOT DATA}}``: jobs measured in a pilot (``PILOT``, JSON) against their records in ``DATA``.
 
 Command pages: the model cards (``nas-envs model-card``) and ``docs/darts-diagnosis.md``
-(``studies/darts_diagnosis.py``), which read the data. Edit a template or a command, never a generated page: the
-tests fail when a page differs from what this script makes of the committed files.
+(``studies/darts_diagnosis.py``), which read the data. Writing them takes minutes, so the script also writes
+``STAMP``: the sha256 of every file they read (the package with its bundles, the assets but the figures that other
+commands draw, the diagnosis study and this script) and of each page it wrote. ``--check`` compares that stamp
+(seconds): a page is stale when an input or the page changed since the script wrote it. ``--check --rerun`` reruns
+the commands and compares their pages too, as a release does (docs/releasing.md). Edit a template or a command,
+never a generated page: the tests fail when a page differs from what this script makes of the committed files.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import hashlib
 import json
 import os
 import re
@@ -46,6 +52,10 @@ OUTPUTS = DOCS / "results" / "outputs"
 #: cards also refit (leave one source out, learning curve: minutes for DARTS, seconds for FBNet)
 MODEL_CARDS = [("darts", ["--refits"]), ("darts", ["--bundle", "darts-mf-v0"]), ("fbnet", ["--refits"]),
                ("fbnet", ["--bundle", "fbnet-v0"]), ("fbnet", ["--bundle", "fbnet-mf-v1"]), ("cityseg", [])]
+#: what the command pages read (git pathspecs), and the digest of those files and of the pages written from them
+COMMAND_INPUTS = ["nas_envs", "assets", ":(exclude)assets/data/figures", "studies/darts_diagnosis.py",
+                  "scripts/build_docs.py"]
+STAMP = DOCS / "results" / "command-pages.json"
 PLACEHOLDER = re.compile(r"\{\{(\w+)(?: ([^}]*))?\}\}")
 
 
@@ -211,16 +221,66 @@ def command_pages() -> dict[Path, str]:
     return pages
 
 
+def _sha256(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
+
+
+def inputs_sha256() -> str:
+    """One digest of every tracked file the command pages read, by path and content (the working tree's)."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--", *COMMAND_INPUTS], cwd=ROOT, check=True,
+                            capture_output=True).stdout.decode().split("\0")
+    digest = hashlib.sha256()
+    for name in sorted(filter(None, listed)):
+        path = ROOT / name
+        if path.is_file():  # a tracked file deleted in the working tree is no input
+            digest.update(f"{name}\0{_sha256(path.read_bytes())}\n".encode())
+    return digest.hexdigest()
+
+
+def stamp(inputs: str, pages: dict[Path, str | bytes]) -> dict:
+    return {"inputs_sha256": inputs,
+            "pages": {path.relative_to(ROOT).as_posix(): _sha256(content.encode())
+                      for path, content in sorted(pages.items()) if isinstance(content, str)}}
+
+
+def stamp_problems() -> list[str]:
+    """Why the command pages are not what the script last wrote from the current inputs (empty: they are)."""
+    if not STAMP.is_file():
+        return [f"{STAMP.relative_to(ROOT)} is missing"]
+    written = json.loads(STAMP.read_text())
+    problems = []
+    if written["inputs_sha256"] != inputs_sha256():
+        problems.append("the data, bundles or code they read changed since they were written")
+    for name, digest in written["pages"].items():
+        path = ROOT / name
+        if not path.is_file() or _sha256(path.read_bytes()) != digest:
+            problems.append(f"{name} changed since it was written")
+    return problems
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a page is stale")
     parser.add_argument("--only", choices=("templates", "commands"), help="one kind of page")
+    parser.add_argument("--rerun", action="store_true",
+                        help="with --check: rerun the commands and compare their pages, not only their stamp")
     args = parser.parse_args()
     pages = {}
     if args.only != "commands":
         pages.update(template_pages())
+    stale_commands = []
     if args.only != "templates":
-        pages.update(command_pages())
+        if args.check and not args.rerun:
+            stale_commands = stamp_problems()
+        else:
+            inputs = inputs_sha256()
+            commands = command_pages()
+            if inputs_sha256() != inputs:  # e.g. a collector appended to the data: the pages read a moment of it
+                raise SystemExit("build_docs: the data, bundles or code changed while the command pages were "
+                                 "written; stop what writes them and rerun")
+            pages.update(commands)
+            if not args.check:
+                STAMP.write_text(json.dumps(stamp(inputs, commands), indent=1) + "\n")
     stale = []
     for path, content in pages.items():
         if isinstance(content, bytes):
@@ -239,7 +299,10 @@ def main() -> None:
     verb = "stale" if args.check else "rewritten"
     print(f"build_docs: {len(pages)} generated files, {len(stale)} {verb}"
           + "".join(f"\n  {p.relative_to(ROOT)}" for p in stale))
-    if args.check and stale:
+    if stale_commands:
+        print("build_docs: the command pages are stale (rerun python scripts/build_docs.py):"
+              + "".join(f"\n  {problem}" for problem in stale_commands))
+    if args.check and (stale or stale_commands):
         sys.exit(1)
 
 

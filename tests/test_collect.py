@@ -136,7 +136,7 @@ def test_partial_last_line_is_repaired_and_never_read(tmp_path):
 def test_same_job_same_result_across_processes(tmp_path):
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     for out in (first, second):
-        subprocess.run(collect_command(out, 1), check=True, stderr=subprocess.DEVNULL, timeout=120)
+        subprocess.run(collect_command(out, 1), check=True, stderr=subprocess.DEVNULL, timeout=600)
     a, b = read_records(first)[0], read_records(second)[0]
     for key in ("val_accuracy_curve", "val_loss_curve", "test_accuracy", "train_loss_curve", "params", "flops",
                 "genes"):

@@ -153,7 +153,7 @@ def test_workers_die_with_their_parent_and_write_nothing_after(tmp_path):
     assert len(workers) == 2, "the workers did not start"
     os.kill(parent.pid, signal.SIGKILL)  # the parent only, not its process group
     parent.wait()
-    gone, alive = psutil.wait_procs(workers, timeout=10)
+    gone, alive = psutil.wait_procs(workers, timeout=60)
     assert not alive, f"workers outlived their parent: {[p.pid for p in alive]}"
     written = sorted(out.glob("re/seed_*.jsonl"))
     time.sleep(2)
