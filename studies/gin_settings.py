@@ -5,6 +5,12 @@ subset's seed means.
 
     python studies/gin_settings.py '{}' '{"epochs": 48}' '{"ranking_weight": 0.0}' [--members 2] [--records N]
     python studies/gin_settings.py '{}' '{"num_features": 0}' --noise-subset --members 10 [--noise-architectures N]
+    python studies/gin_settings.py '{}' '{"multi_task": true}' --noise-subset --members 10
+
+``"multi_task": true`` (a setting of this study, not of ``GINConfig``) adds fitting-time targets as further outputs
+of the shared trunk: the validation accuracy after each earlier epoch and exp(-validation loss), judged as before
+on validation accuracy alone; a query never reads them. A record that lacks one (a GPU training has no CPU curve,
+an older record no validation loss) is fitted on the targets it has.
 
 On the training-subset records of the space's default protocol or ``--protocol`` (the noise subset stays out, as in
 a fit), GPU accuracies on the CPU's scale as in a fit, with the bundled GIN's inputs (graphs and tabular features;
@@ -32,8 +38,9 @@ import numpy as np
 import torch
 from study_arguments import add_judging_options, records_to_fit
 
-from nas_envs.benchmarks.model_kinds import MODEL_KINDS, Encodings
+from nas_envs.benchmarks.model_kinds import CURVE_TARGETS, MODEL_KINDS, Encodings
 from nas_envs.fitting.surrogate_fit import fitting_inputs
+from nas_envs.groundtruth.records import snapshot
 from nas_envs.surrogates.gin import GINConfig, GINEnsemble
 from nas_envs.surrogates.metrics import all_metrics
 
@@ -45,10 +52,12 @@ def main() -> None:
     add_judging_options(parser)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    space, protocol, _, data, cost_table = fitting_inputs(args.space, "gin", args.protocol)
+    settings = [json.loads(setting) for setting in args.settings]
+    space, protocol, path, data, cost_table = fitting_inputs(args.space, "gin", args.protocol)
     n = records_to_fit(parser, args.records, len(data.genes))
-    graphs = MODEL_KINDS["gin"].inputs(Encodings(space, data.genes[:n], cost_table))
     y = np.stack([data.targets["val_accuracy"][:n], data.targets["test_accuracy"][:n]], axis=1)
+    auxiliary = multi_task_targets(path, data, n)
+    graphs = MODEL_KINDS["gin"].inputs(Encodings(space, data.genes[:n], cost_table))
     judged = slice(args.noise_architectures)  # the first noise-subset architectures (all by default)
     noise_graphs = MODEL_KINDS["gin"].inputs(Encodings(space, data.noise_genes[judged], cost_table))
     seed_means = np.array([values.mean() for values in data.noise_targets["val_accuracy"][judged]])
@@ -56,21 +65,34 @@ def main() -> None:
     judged_on = (f"the seed means of {len(seed_means)} noise-subset architectures" if args.noise_subset
                  else "5-fold cross-validation")
     print(f"{protocol}: {n} training records, validation accuracy, {judged_on}, {args.members} members")
-    for setting in args.settings:
-        config = GINConfig.for_graphs(graphs, y.shape[1], **json.loads(setting))  # a graphs-only GIN ignores features
+    for setting in settings:
+        targets = np.hstack([y, auxiliary]) if setting.get("multi_task") else y
+        overrides = {field: value for field, value in setting.items() if field != "multi_task"}
+        config = GINConfig.for_graphs(graphs, targets.shape[1], **overrides)  # a graphs-only GIN ignores features
         started = time.perf_counter()
         if args.noise_subset:
-            ensemble = GINEnsemble.fit(graphs, y, config, members=args.members)  # seeds 0, 1, ...
+            ensemble = GINEnsemble.fit(graphs, targets, config, members=args.members)  # seeds 0, 1, ...
             truth, predicted = seed_means, ensemble.predict(noise_graphs)[:, :, 0].mean(axis=1)
         else:
             truth, predicted = y[:, 0], np.empty(n)
             for k in range(5):
                 fit, held = np.flatnonzero(fold != k), np.flatnonzero(fold == k)
-                ensemble = GINEnsemble.fit(graphs.subset(fit), y[fit], config, members=args.members)
+                ensemble = GINEnsemble.fit(graphs.subset(fit), targets[fit], config, members=args.members)
                 predicted[held] = ensemble.predict(graphs.subset(held))[:, :, 0].mean(axis=1)
         m = all_metrics(truth, predicted)
-        print(f"{setting}: R2 {m['r2']:.3f}, sparse Kendall tau {m['sparse_kendall_tau']:.3f}, "
+        print(f"{json.dumps(setting)}: R2 {m['r2']:.3f}, sparse Kendall tau {m['sparse_kendall_tau']:.3f}, "
               f"MAE {100 * m['mae']:.3f} %, bias {100 * m['bias']:+.3f} % ({time.perf_counter() - started:.0f} s)")
+
+
+def multi_task_targets(path, data, n: int) -> np.ndarray:
+    """``(n, epochs)`` fitting-time targets of the first ``n`` training records: the validation accuracy after
+    each epoch but the last (the last is the validation accuracy itself) and exp(-validation loss), in (0, 1] as
+    the GIN's outputs are; NaN where a record lacks one."""
+    records, _, _ = snapshot(path)
+    val_loss = {r["job"]: r.get("val_loss", np.nan) for r in records}
+    losses = np.array([val_loss[key] for key in data.keys[:n]], dtype=np.float64)
+    curves = [data.targets[target][:n] for target in CURVE_TARGETS[:-1]]
+    return np.stack([*curves, np.exp(-losses)], axis=1)
 
 
 if __name__ == "__main__":

@@ -202,6 +202,36 @@ def test_gin_ensemble_learns_a_graph_signal_and_round_trips(tmp_path):
     assert float(pairwise_hinge(torch.tensor([1.0, 1.0]), torch.tensor([2.0, 1.0]), 0.1)) == pytest.approx(0.1)
 
 
+def test_a_gin_learns_a_target_that_some_records_lack_from_those_that_have_it():
+    """Fitting-time targets that only some trainings carry (NaN elsewhere) are learnt from the rows that have
+    them; the other targets still use every row."""
+    from nas_envs.spaces.darts import DartsSpace
+    from nas_envs.surrogates.gin import GINConfig, GINEnsemble, GraphBatch
+
+    space = DartsSpace()
+    archs = space.sample(250, seed=3)
+    graphs = GraphBatch(*space.graphs(archs))
+    ops = space.one_hot(archs).reshape(250, 2, 14, 7)
+    y = np.stack([0.80 + 0.1 * ops[..., 3:].sum(axis=(1, 2, 3)) / 16, 0.5 + 0.4 * ops[..., 2].sum(axis=(1, 2)) / 16], 1)
+    lacking = y.copy()
+    lacking[::2, 1] = np.nan  # half the fitting rows lack the second target
+    config = GINConfig(num_node_types=8, num_edge_types=8, outputs=2, hidden=16, layers=3, epochs=40,
+                       learning_rate=1e-2)
+    predicted = GINEnsemble.fit(graphs.subset(np.arange(200)), lacking[:200], config, members=2,
+                                seed=0).predict(graphs.subset(np.arange(200, 250))).mean(axis=1)
+    assert np.isfinite(predicted).all()
+    for target in range(2):
+        assert np.corrcoef(predicted[:, target], y[200:, target])[0, 1] > 0.9
+    missing_everywhere = lacking[:200].copy()
+    missing_everywhere[:, 1] = np.nan
+    with pytest.raises(ValueError, match="at least one graph"):
+        GINEnsemble.fit(graphs.subset(np.arange(200)), missing_everywhere, config, members=1)
+    infinite = y[:200].copy()
+    infinite[0, 0] = np.inf
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        GINEnsemble.fit(graphs.subset(np.arange(200)), infinite, config, members=1)
+
+
 def test_stacked_gin_equals_each_members_forward():
     from nas_envs.spaces.darts import DartsSpace
     from nas_envs.surrogates.gin import GINConfig, GINEnsemble, GraphBatch

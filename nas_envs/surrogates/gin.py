@@ -168,8 +168,10 @@ def fit_member(graphs: GraphBatch, y: np.ndarray, config: GINConfig, seed: int) 
             # both terms in percentage points, so that neither swamps the other
             pred = 100 * model(*(tensor[batch] for tensor in inputs))
             truth = 100 * target[batch]
-            ranking = sum(pairwise_hinge(pred[:, t], truth[:, t], config.ranking_margin) for t in range(truth.shape[1]))
-            loss = (pred - truth).abs().mean() + config.ranking_weight * ranking / truth.shape[1]
+            known = torch.isfinite(truth)  # a target some records lack (NaN) is learnt from those that have it
+            ranking = sum(pairwise_hinge(pred[known[:, t], t], truth[known[:, t], t], config.ranking_margin)
+                          for t in range(truth.shape[1]))
+            loss = (pred[known] - truth[known]).abs().mean() + config.ranking_weight * ranking / truth.shape[1]
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -265,12 +267,16 @@ class GINEnsemble:
 
     @classmethod
     def fit(cls, graphs: GraphBatch, y: np.ndarray, config: GINConfig, members: int = 10, seed: int = 0):
-        """``y``: ``(N, config.outputs)`` targets in [0, 1]."""
+        """``y``: ``(N, config.outputs)`` targets in [0, 1]; NaN where a record lacks a target."""
         y = np.asarray(y, dtype=np.float64)
         if y.shape != (len(graphs), config.outputs):
             raise ValueError(f"expected targets of shape ({len(graphs)}, {config.outputs}), got {y.shape}")
-        if y.min() < 0 or y.max() > 1:
-            raise ValueError("the GIN ensemble predicts values in [0, 1] (accuracies as fractions)")
+        known = y[np.isfinite(y)]
+        if np.isinf(y).any() or known.min(initial=0) < 0 or known.max(initial=0) > 1:
+            raise ValueError("the GIN ensemble predicts values in [0, 1] (accuracies as fractions); NaN marks a "
+                             "missing target")
+        if not np.isfinite(y).any(axis=0).all():
+            raise ValueError("every target needs a value for at least one graph")
         return cls(config, [fit_member(graphs, y, config, seed=seed * 1000 + k)
                             for k in progress(range(members), desc="GIN members", leave=False)])
 
