@@ -53,7 +53,8 @@ class Family:
     measure: str = "nas_envs.groundtruth.train:train"
     measures_on_gpu: bool = True  # whether a measurement may run on a GPU
     network: str = ""  # "module:function": (protocol, genes) -> the torch network a training of it builds
-    # "module:function" behind 'nas-envs fit': (space, model, protocol, seed, out_dir, feature_version) -> summary
+    # "module:function" behind 'nas-envs fit': (space, model, protocol, seed, out_dir, feature_version, lines)
+    # -> summary
     fit: str = ""
     models: tuple[str, ...] = ()  # the model kinds 'nas-envs fit --model' accepts; the first is the default
 

@@ -7,7 +7,8 @@
 #                 param-free, one-block; DARTS: param-free, pool-heavy; "" for none)
 #   RANDOM_ARCHS  uniformly random training architectures, one seed each (from RANDOM_FROM)
 #   TRAJ          with TRAJECTORY=FILE (a committed trajectory of 'nas-envs run', or a search round's list of
-#                 'nas-envs search-round'): architectures an optimiser visited, one seed each (from TRAJ_FROM)
+#                 'nas-envs search-round'): architectures an optimiser visited, one seed each (from TRAJ_FROM);
+#                 with FINALS_SEEDS=2, a round list's final incumbents get a second seed (the trajectory test)
 # NO_RESERVE=1 skips the reserve reading of every stream but the noise subset's (about an eighth of a DARTS
 # training's CPU; the measurement-share analysis reads it on the noise subset).
 # Before the first round, FIRST="FILE:SEEDS ..." trains every architecture of each committed list ('nas-envs
@@ -23,7 +24,8 @@
 #   TRAJECTORY=assets/data/trajectories/search/round-00.jsonl TRAJ=16 NOISE=1 NOISE_FROM=110 RANDOM_ARCHS=1 \
 #     RANDOM_FROM=600 REGIONS="" NO_RESERVE=1 nohup nice -n 10 scripts/collect_rounds.sh darts 8 2 &
 # Usage: [PROTOCOL=P NOISE=8 RANDOM_ARCHS=30 REGIONS="param-free:2" TRAJECTORY=FILE TRAJ=4 FIRST=""
-#         NOISE_FROM=0 RANDOM_FROM=0 REGION_FROM=0 TRAJ_FROM=0] scripts/collect_rounds.sh SPACE [ROUNDS] [WORKERS]
+#         NOISE_FROM=0 RANDOM_FROM=0 REGION_FROM=0 TRAJ_FROM=0 FINALS_SEEDS=1] scripts/collect_rounds.sh SPACE [ROUNDS]
+#         [WORKERS]
 set -euo pipefail
 space=${1:?space: darts, fbnet or cityseg}
 rounds=${2:-100}
@@ -59,6 +61,10 @@ rounds_loop() {
       ((n > listed)) && n=$listed
       if ((start < n)); then
         collect --trajectory "$repo/$trajectory" --seeds 1 --start "$start" --n "$n" "${no_reserve[@]}" || true
+        if ((${FINALS_SEEDS:-1} > 1)); then
+          collect --trajectory "$repo/$trajectory" --kind final --seeds "$FINALS_SEEDS" --start "$start" --n "$n" \
+            "${no_reserve[@]}" || true
+        fi
       fi
     fi
     collect --subset noise --seeds 3 $(block "$noise" "$r" "${NOISE_FROM:-0}")

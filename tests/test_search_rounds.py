@@ -94,3 +94,23 @@ def test_round_settings_refuse_what_has_no_meaning():
         RoundSettings(round=-1)
     with pytest.raises(ValueError, match="unknown agents"):
         RoundSettings(round=0, agents=("rs", "sh"))
+
+
+def test_collect_trains_the_rows_of_one_kind_of_a_round_list_a_second_time(searched, tmp_path, capsys):
+    from nas_envs.cli import main
+    from nas_envs.groundtruth.records import read_records
+
+    settings, runs = searched
+    rows = choose(settings, runs, trained=set())
+    path = tmp_path / "search" / "round-03.jsonl"
+    write_round(rows, path)
+    out = tmp_path / "smoke.jsonl"
+    common = ["--quiet", "collect", "darts", "--protocol", "darts-smoke", "--trajectory", str(path),
+              "--n", str(len(rows)), "--out", str(out)]
+    assert main([*common, "--kind", "final", "--seeds", "2"]) == 0
+    trained = read_records(out)
+    finals = {row["architecture"] for row in rows if row["kind"] == "final"}
+    assert len(trained) == 2 * len(finals) and {r["arch"] for r in trained} == finals
+    assert sorted({r["replicate"] for r in trained}) == [0, 1]
+    assert main(["--quiet", "collect", "darts", "--kind", "final", "--n", "2", "--out", str(out)]) != 0
+    assert "give the list with --trajectory" in capsys.readouterr().err

@@ -605,3 +605,55 @@ def test_a_bundle_fitted_with_a_stack_evaluates_with_it_without_torch(tmp_path):
             "v = b.evaluate(b.space.sample(3, seed=0), seed=0)['val_accuracy']; "
             "assert v.shape == (3,) and 0.5 < v.min() <= v.max() < 1, v; assert 'torch' not in sys.modules")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "b")], check=True)
+
+
+def test_a_release_is_judged_on_the_newest_round_none_of_its_data_holds_and_agents_by_their_finals():
+    from nas_envs.fitting.model_card import judge_on_round, newest_unseen_round
+
+    def row(number: int, arch: str, agent: str = "rs", kind: str = "top") -> dict:
+        return {"round": number, "architecture": arch, "agent": agent, "kind": kind}
+
+    lists = [row(0, "a"), row(0, "b"), row(1, "c"), row(1, "d"), row(2, "e"), row(2, "f")]
+    assert newest_unseen_round(lists, fitted_on={"a", "c"}, trained={"a", "e", "f"}) == [row(2, "e"), row(2, "f")]
+    # round 2 was fitted on: round 1 is the newest that was not, and only its trained rows count
+    assert newest_unseen_round(lists, fitted_on={"a", "f"}, trained={"c"}) == [row(1, "c")]
+    assert newest_unseen_round(lists, fitted_on={"a", "c", "e"}, trained={"a"}) == []
+
+    agents = ["rs", "re", "ls", "de"]
+    rows = [row(3, f"{agent}{k}", agent, "final" if k < 2 else "top") for agent in agents for k in range(3)]
+    measured = {r["architecture"]: 0.80 + 0.01 * agents.index(r["agent"]) + 0.001 * i for i, r in enumerate(rows)}
+    truth = np.array([measured[r["architecture"]] for r in rows])
+    judged = judge_on_round(rows, measured, truth + 0.002)
+    assert judged["r2"] == pytest.approx(1 - 0.002**2 * len(truth) / ((truth - truth.mean()) ** 2).sum())
+    assert judged["kendall_tau"] == pytest.approx(1.0) and judged["bias"] == pytest.approx(0.002)
+    assert (judged["agents"], judged["finals"], judged["agents_tau"]) == (4, 8, pytest.approx(1.0))
+    # the agents in the opposite order: finals ranked against the measurement, whatever the other picks say
+    reversed_agents = np.array([0.9 - 0.01 * agents.index(r["agent"]) if r["kind"] == "final" else t
+                                for r, t in zip(rows, truth)])
+    assert judge_on_round(rows, measured, reversed_agents)["agents_tau"] == pytest.approx(-1.0)
+
+
+@pytest.mark.slow  # two XGBoost fits with cross-validation: about 30 s
+def test_a_fit_on_the_first_lines_of_a_grown_file_repeats_the_fit_on_those_lines(tmp_path, monkeypatch, capsys):
+    """'nas-envs fit --lines N' on a file that has grown since writes what a fit of the N-line file wrote: the
+    same model files and the same record of the data read."""
+    from nas_envs.cli import main
+
+    name = "fbnet-fmnist14-half-e4-v1.jsonl"
+    lines = (Path(__file__).resolve().parents[1] / "assets" / "data" / name).read_text().splitlines(keepends=True)
+    for folder, kept in (("then", 40), ("now", 60)):
+        (tmp_path / folder / "data").mkdir(parents=True)
+        (tmp_path / folder / "data" / name).write_text("".join(lines[:kept]))
+    fitted = {}
+    for folder, extra in (("then", []), ("now", ["--lines", "40"])):
+        monkeypatch.setenv("NAS_ENVS_ASSETS", str(tmp_path / folder))
+        out = tmp_path / folder / "bundle"
+        assert main(["--quiet", "fit", "fbnet", "--model", "xgb", "--protocol", name.removesuffix(".jsonl"),
+                     "--out", str(out), *extra]) == 0
+        fitted[folder] = json.loads((out / "manifest.json").read_text())
+    assert fitted["now"]["files"] == fitted["then"]["files"]
+    assert fitted["now"]["models"]["xgb"]["data_lines"] == 40
+    assert fitted["now"]["models"]["xgb"]["data_sha256"] == fitted["then"]["models"]["xgb"]["data_sha256"]
+    assert main(["--quiet", "fit", "fbnet", "--model", "xgb", "--protocol", name.removesuffix(".jsonl"),
+                 "--out", str(tmp_path / "too-many"), "--lines", "61"]) != 0
+    assert "holds 60 complete lines; asked for the first 61 (give 1 to 60)" in capsys.readouterr().err

@@ -24,6 +24,16 @@ def _collect(args: argparse.Namespace) -> int:
                          f"{sorted(name for name, p in PROTOCOLS.items() if p.space == args.space)}")
     seeds = args.seeds if args.seeds is not None else (3 if args.subset == "noise" else 1)
     jobs = plan(args.space, args.source, args.subset, args.n, seeds, start=args.start, trajectory=args.trajectory)
+    if args.kind:
+        from nas_envs.groundtruth.jobs import trajectory_kinds
+
+        if not args.trajectory:
+            raise ValueError("--kind picks rows of a search round's list: give the list with --trajectory")
+        kinds = trajectory_kinds(args.trajectory)
+        if args.kind not in kinds:
+            raise ValueError(f"{args.trajectory} names no row of kind {args.kind!r}; its kinds: "
+                             f"{sorted(set(kinds)) or 'none'}")
+        jobs = [job for job in jobs if kinds[job.index] == args.kind]
     path = Path(args.out) if args.out else data_path(protocol)
     collect(path, protocol, jobs, workers=args.workers, backend=args.backend, device=args.device,
             threads=args.threads, reserve=not args.no_reserve)
@@ -203,6 +213,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     collect.add_argument("--trajectory", default="", help="train the architectures of this file: a trajectory of "
                          "'nas-envs run' (those after its first 100 evaluations) or a list of 'nas-envs incumbents' "
                          "(all); commit it under assets/data/trajectories/<source>/")
+    collect.add_argument("--kind", default=None, choices=["final", "top", "rest"], help="with a search round's "
+                         "list: only its rows of this kind, e.g. '--kind final --seeds 2' trains the round's final "
+                         "incumbents a second time, so that the agents' measured order has power")
     collect.add_argument("--seeds", type=positive_int, default=None, help="seeds per architecture")
     collect.add_argument("--workers", type=positive_int, default=1, help="trainings at a time (worker processes)")
     collect.add_argument("--threads", type=positive_int, default=1, help="torch threads per worker (one per core "

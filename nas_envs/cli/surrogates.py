@@ -18,7 +18,8 @@ def _fit(args: argparse.Namespace) -> int:
     model = args.model or chosen.models[0]
     if model not in chosen.models:
         raise ValueError(f"--model {model} does not apply to {args.space}; its models: {', '.join(chosen.models)}")
-    summary = resolve(chosen.fit)(args.space, model, args.protocol, args.seed, args.out, args.features_version)
+    summary = resolve(chosen.fit)(args.space, model, args.protocol, args.seed, args.out, args.features_version,
+                                  args.lines)
     print(json.dumps(summary, indent=2))
     return 0
 
@@ -76,6 +77,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     fit.add_argument("--features-version", type=positive_int, default=None, help="the version of the space's "
                      "features the model reads (default: the newest); e.g. that of the bundle's other models, which a "
                      "bundle's models share")
+    fit.add_argument("--lines", type=positive_int, default=None, help="fit on the data file's first N lines "
+                     "(default: all): repeat a fit on the data a bundle's manifest says it read ('data_lines')")
     fit.set_defaults(handler=_fit)
 
     evaluate = commands.add_parser("evaluate-surrogate", help="quality metrics of a bundled surrogate")

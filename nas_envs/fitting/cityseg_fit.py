@@ -60,9 +60,11 @@ def objective_bounds(space: CitySegSpace, costs: dict, latency: dict[str, Latenc
     return bounds
 
 
-def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10, out_dir: Path | None = None) -> dict:
-    """Fit the rank-net on the collected sub-network scores and write a whole CitySeg bundle to ``out_dir``
-    (default ``models/cityseg-refit`` beside the data; never a released bundle)."""
+def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10, out_dir: Path | None = None,
+                lines: int | None = None) -> dict:
+    """Fit the rank-net on the collected sub-network scores (of the data file's first ``lines`` lines, if given) and
+    write a whole CitySeg bundle to ``out_dir`` (default ``models/cityseg-refit`` beside the data; never a released
+    bundle)."""
     from nas_envs.fitting.surrogate_fit import default_refit_dir
     from nas_envs.surrogates.ranknet import RankNetEnsemble
 
@@ -71,7 +73,7 @@ def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10, o
     source_path = require_data(data_path(protocol))
     # Head depth 0 is scored at the nadir, not by the predictor; a degenerate network an optimiser trajectory
     # brought in before the collector skipped them stays in the data but is not fitted on.
-    every, data_sha256, data_lines = snapshot(source_path)
+    every, data_sha256, data_lines = snapshot(source_path, lines)
     records = [r for r in every if r["protocol"] == protocol and r["genes"][0] > 0]
     train = [r for r in records if r["subset"] == "train"]
     if len(train) < 20:
@@ -131,9 +133,9 @@ def fit_cityseg(seed: int = 0, protocol: str | None = None, members: int = 10, o
 
 
 def fit_command(space: str, model: str, protocol: str | None, seed: int, out_dir: Path | None,
-                feature_version: int | None = None) -> dict:
+                feature_version: int | None = None, lines: int | None = None) -> dict:
     """'nas-envs fit cityseg' (the catalogue's fit entry): fit the rank-net and return what the command prints."""
     if feature_version is not None:
         raise ValueError("the CitySeg rank-net reads the genes, not versioned features: drop --features-version")
-    result = fit_cityseg(seed=seed, protocol=protocol, out_dir=out_dir)
+    result = fit_cityseg(seed=seed, protocol=protocol, out_dir=out_dir, lines=lines)
     return {k: result[k] for k in ("held_out_metrics", "noise", "fit_records", "bounds")}

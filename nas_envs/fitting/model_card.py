@@ -25,6 +25,11 @@ from nas_envs.fitting.surrogate_fit import HELD_OUT_FRACTION
 
 logger = logging.getLogger(__name__)
 ACCURACY_KINDS = ("xgb", "gin", "xgb+gin")
+#: what a new release of a family is held to on data it was never fitted on, next to what its earlier release
+#: reads there: the noise subset's seed means (R2, sparse Kendall tau), the newest search round (R2, Kendall tau,
+#: mean bias as a fraction, either sign) and how alike the round's final incumbents rank the agents (Kendall tau)
+RELEASE_TARGETS = {"noise_r2": 0.70, "noise_sparse_tau": 0.70, "round_r2": 0.6, "round_tau": 0.6,
+                   "round_bias": 0.0015, "agents_tau": 0.8}
 
 
 def _pct(value: float) -> str:
@@ -190,6 +195,7 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
     if "curve" in models:
         lines += ["", *_curve_rows(models["curve"], manifest["data"].get("learning_curves") or {})]
     lines += ["", *_noise_rows(space, folder, [kind for kind in ACCURACY_KINDS if kind in scored])]
+    lines += _release_comparison(space, folder, manifest, title, scored)
     incumbents = _incumbent_rows(space, manifest["protocol"], {title, manifest.get("base", title)})
     if incumbents:
         lines += ["", "## Incumbents of searches, trained for real", "",
@@ -201,6 +207,101 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
                   "architectures ranked alike | agents ranked alike |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- |", *incumbents]
     return lines
+
+
+def _read_by(manifest: dict, path: Path) -> set[str]:
+    """The architectures of the data lines every model of a bundle read (the fewest any model read)."""
+    from nas_envs.groundtruth.records import snapshot_prefix
+
+    oldest = min(manifest["models"].values(), key=lambda model: model["data_lines"])
+    return {record["arch"] for record in snapshot_prefix(path, oldest["data_lines"], oldest["data_sha256"])}
+
+
+def newest_unseen_round(lists: list[dict], fitted_on: set[str], trained: set[str]) -> list[dict]:
+    """The trained rows of the newest search round none of whose architectures is in ``fitted_on``; [] if none."""
+    for number in sorted({row["round"] for row in lists}, reverse=True):
+        rows = [row for row in lists if row["round"] == number]
+        if not {row["architecture"] for row in rows} & fitted_on:
+            return [row for row in rows if row["architecture"] in trained]
+    return []
+
+
+def judge_on_round(rows: list[dict], measured: dict[str, float], predicted: np.ndarray) -> dict:
+    """R2, Kendall tau and bias of noise-free ``predicted`` accuracies on a round's trained ``rows`` (``measured``:
+    per architecture, the mean of its trainings), and Kendall tau (with p) over the agents between the mean
+    prediction and the mean measurement of each agent's final incumbents."""
+    from scipy import stats
+
+    from nas_envs.surrogates.metrics import bias, kendall_tau, r2
+
+    truth = np.array([measured[row["architecture"]] for row in rows])
+    out = {"r2": r2(truth, predicted), "kendall_tau": kendall_tau(truth, predicted), "bias": bias(truth, predicted)}
+    finals = [i for i, row in enumerate(rows) if row["kind"] == "final"]
+    agents = sorted({rows[i]["agent"] for i in finals})
+    if len(agents) >= 3:
+        of = {agent: [i for i in finals if rows[i]["agent"] == agent] for agent in agents}
+        tau = stats.kendalltau([truth[of[a]].mean() for a in agents], [predicted[of[a]].mean() for a in agents])
+        out.update(agents_tau=float(tau.statistic), agents_tau_p=float(tau.pvalue), agents=len(agents),
+                   finals=len(finals))
+    return out
+
+
+def _release_comparison(space: str, folder: Path, manifest: dict, title: str, scored: dict) -> list[str]:
+    """This bundle against the family's earlier releases of the same protocol, on the noise subset and on the newest
+    search round neither was fitted on, with :data:`RELEASE_TARGETS`; [] where no such round is trained."""
+    from nas_envs.benchmarks import make_benchmark
+    from nas_envs.catalogue import FAMILIES
+    from nas_envs.fitting.surrogate_fit import assess_bundle
+    from nas_envs.groundtruth.records import read_protocol_records
+    from nas_envs.groundtruth.search_rounds import read_round_lists
+
+    folder_of_rounds = REPO_ASSETS / "data" / "trajectories" / "search"
+    if not folder_of_rounds.is_dir():
+        return []
+    path = require_data(data_path(manifest["protocol"]))
+    per_arch: dict[str, list[float]] = {}
+    for record in read_protocol_records(path, manifest["protocol"]):
+        per_arch.setdefault(record["arch"], []).append(record["val_accuracy"])
+    measured = {arch: float(np.mean(values)) for arch, values in per_arch.items()}
+    earlier = []
+    for release in FAMILIES[space].releases:
+        other, _ = resolve_bundle(release.bundle)
+        other_manifest = read_verified_manifest(other, "")
+        if not release.env and release.bundle != title and other_manifest["protocol"] == manifest["protocol"]:
+            earlier.append((release.bundle, other, other_manifest))
+    rows = newest_unseen_round(read_round_lists(folder_of_rounds), _read_by(manifest, path), set(measured))
+    if not earlier or len(rows) < 5:
+        return []
+    lines = ["## Against the earlier release, on data neither was fitted on", "",
+             "Each accuracy surrogate of this bundle and of the family's earlier releases of the same protocol, on the "
+             f"noise subset's seed means and on search round {rows[0]['round']} ({len(rows)} architectures trained, "
+             "none of them in the data any of these bundles read): R2, Kendall tau and bias (noise-free prediction "
+             "minus measured, mean of the trainings where an architecture was trained more than once), and how alike "
+             "the measured accuracies of the round's final incumbents and the surrogate's predictions of them rank the "
+             "round's agents (Kendall tau over the agents' means, with its p value). The last row is what a new "
+             "release is held to.", "",
+             "| bundle | surrogate | noise subset R2 | sparse Kendall tau | round R2 | round Kendall tau | "
+             "round bias | agents ranked alike |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    architectures = [row["architecture"] for row in rows]
+    for name, bundle_folder, bundle_manifest in [(title, folder, manifest), *earlier]:
+        for kind in (*ACCURACY_KINDS, "stack"):
+            if any(part not in bundle_manifest["models"] for part in kind.split("+")):
+                continue
+            noise = (scored.get(kind) if name == title else None) or assess_bundle(space, kind, bundle=bundle_folder)
+            noise = noise["noise_subset"]["val_accuracy"]
+            predicted = make_benchmark(space, surrogate=kind, bundle=bundle_folder).evaluate(
+                architectures, noise=False)["val_accuracy"]
+            judged = judge_on_round(rows, measured, np.asarray(predicted))
+            agents = (f"{judged['agents_tau']:.2f} (p {judged['agents_tau_p']:.2g}; {judged['agents']} agents, "
+                      f"{judged['finals']} incumbents)" if "agents_tau" in judged else "-")
+            lines.append(f"| `{name}` | {kind} | {noise['surrogate_r2']:.2f} | "
+                         f"{noise['surrogate_sparse_kendall_tau']:.2f} | {judged['r2']:.2f} | "
+                         f"{judged['kendall_tau']:.2f} | {100 * judged['bias']:+.2f} % | {agents} |")
+    targets = RELEASE_TARGETS
+    lines.append(f"| target | | >= {targets['noise_r2']:.2f} | >= {targets['noise_sparse_tau']:.2f} | "
+                 f">= {targets['round_r2']:.2f} | >= {targets['round_tau']:.2f} | within "
+                 f"+-{100 * targets['round_bias']:.2f} % | >= {targets['agents_tau']:.2f} |")
+    return [""] + lines
 
 
 def _noise_rows(space: str, folder: Path, kinds: list[str]) -> list[str]:

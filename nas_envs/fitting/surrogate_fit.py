@@ -96,10 +96,10 @@ def targets_of(records: list[dict], offsets: dict[str, dict]) -> dict[str, np.nd
     }
 
 
-def load_dataset(path: Path, protocol: str, correct_devices: bool = True) -> Dataset:
-    """The records of ``protocol`` in ``path``; with ``correct_devices``, other devices' accuracies on the CPU's
-    scale (:func:`targets_of`)."""
-    every, digest, lines = snapshot(path)
+def load_dataset(path: Path, protocol: str, correct_devices: bool = True, lines: int | None = None) -> Dataset:
+    """The records of ``protocol`` in ``path`` (in its first ``lines`` lines, if given); with ``correct_devices``,
+    other devices' accuracies on the CPU's scale (:func:`targets_of`)."""
+    every, digest, lines = snapshot(path, lines)
     records = [r for r in every if r["protocol"] == protocol]
     train = [r for r in records if r["subset"] == "train"]
     if len(train) < 10:
@@ -286,14 +286,16 @@ def assess_bundle(space_name: str, kind: str, protocol_name: str | None = None, 
     return out
 
 
-def fitting_inputs(space_name: str, kind: str, protocol_name: str | None, bundle: Path | None = None
-                   ) -> tuple[object, str, Path, Dataset, dict]:
-    """The space, protocol, data file, dataset and exact cost table (:func:`exact_cost_table`)."""
+def fitting_inputs(space_name: str, kind: str, protocol_name: str | None, bundle: Path | None = None,
+                   lines: int | None = None) -> tuple[object, str, Path, Dataset, dict]:
+    """The space, protocol, data file, dataset (of the file's first ``lines`` lines, if given) and exact cost table
+    (:func:`exact_cost_table`)."""
     model_kind(kind)  # a clear error for an unknown kind
     protocol_name = protocol_name or DEFAULT_PROTOCOL[space_name]
     source_path = require_data(data_path(protocol_name))
     cost_table = exact_cost_table(space_name, protocol_name, bundle)
-    return get_space(space_name), protocol_name, source_path, load_dataset(source_path, protocol_name), cost_table
+    dataset = load_dataset(source_path, protocol_name, lines=lines)
+    return get_space(space_name), protocol_name, source_path, dataset, cost_table
 
 
 def bundled_cost_table(space_name: str, protocol_name: str, bundle: Path | None = None) -> dict | None:
@@ -317,11 +319,12 @@ def exact_cost_table(space_name: str, protocol_name: str, bundle: Path | None = 
 
 def fit_surrogate(
     space_name: str, kind: str = "xgb", protocol_name: str | None = None, seed: int = 0, out_dir: Path | None = None,
-    feature_version: int | None = None,
+    feature_version: int | None = None, lines: int | None = None,
 ) -> dict:
     """Fit the ensembles of ``kind`` (``xgb``/``gin``: accuracies, ``runtime``: training time), one per target,
     and (re)write that part of the bundle in ``out_dir`` (default :func:`default_refit_dir`) and its manifest.
     ``feature_version``: of the space's features (default: the newest), e.g. that of a bundle's other models.
+    ``lines``: fit on the data file's first that many lines (default: all), e.g. those another fit read.
     A new folder starts as a copy of the space's released bundle when that was fitted on the same protocol, so
     that refitting one kind gives a complete bundle. Returns the manifest entry written."""
     bundle = Path(out_dir) if out_dir is not None else default_refit_dir(space_name)
@@ -330,7 +333,7 @@ def fit_surrogate(
     if not bundle.exists() and json.loads((released / MANIFEST).read_text()).get("protocol") == protocol_name:
         shutil.copytree(released, bundle)
     space, protocol_name, source_path, data, cost_table = fitting_inputs(space_name, kind, protocol_name,
-                                                                         bundle if bundle.exists() else None)
+                                                                         bundle if bundle.exists() else None, lines)
     fit_rows, held_rows = held_out_split(data.sources, data.keys, seed)
 
     # Fit into a scratch folder and move into place at the end: a crash never leaves a half-written bundle.
@@ -430,9 +433,9 @@ def _rows(inputs, rows: np.ndarray):
 
 
 def fit_command(space: str, model: str, protocol: str | None, seed: int, out_dir: Path | None,
-                feature_version: int | None = None) -> dict:
+                feature_version: int | None = None, lines: int | None = None) -> dict:
     """'nas-envs fit' for the DARTS and FBNet families (the catalogue's fit entry): fit ``model`` and return what
     the command prints."""
     result = fit_surrogate(space, kind=model, protocol_name=protocol, seed=seed, out_dir=out_dir,
-                           feature_version=feature_version)
+                           feature_version=feature_version, lines=lines)
     return {k: result[k] for k in ("held_out_metrics", "noise_calibration", "noise_subset", "fit_records")}

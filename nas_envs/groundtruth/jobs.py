@@ -108,7 +108,13 @@ def trajectory_architectures(path: str, skip: int = 100) -> list[str]:
 def trajectory_sources(path: str) -> list[str]:
     """The source of each of :func:`trajectory_architectures`: the row's own ``source`` (a search round's list
     names each row's agent), else the name of the file's folder (the agent of a trajectory, ``incumbents``...)."""
-    return [source or Path(path).parent.name for source in _trajectory_rows(path).values()]
+    return [row.get("source") or Path(path).parent.name for row in _trajectory_rows(path).values()]
+
+
+def trajectory_kinds(path: str) -> list[str]:
+    """The ``kind`` of each of :func:`trajectory_architectures` a search round's list names (``final``, ``top``,
+    ``rest``), "" where a row names none."""
+    return [row.get("kind", "") for row in _trajectory_rows(path).values()]
 
 
 def architecture_row_problem(row: dict) -> str | None:
@@ -117,6 +123,8 @@ def architecture_row_problem(row: dict) -> str | None:
         return "no 'architecture' string"
     if not isinstance(row.get("source", ""), str):
         return "a 'source' that is not a string"
+    if not isinstance(row.get("kind", ""), str):
+        return "a 'kind' that is not a string"
     return None
 
 
@@ -127,13 +135,13 @@ def read_architecture_rows(path: str | Path) -> list[dict]:
 
 
 @lru_cache(maxsize=8)
-def _trajectory_rows(path: str, skip: int = 100) -> dict[str, str]:
-    """architecture -> the ``source`` its first row names ("" where none), for the rows that count (see
-    :func:`trajectory_architectures`), in the file's order."""
-    seen: dict[str, str] = {}
+def _trajectory_rows(path: str, skip: int = 100) -> dict[str, dict]:
+    """architecture -> its first row, for the rows that count (see :func:`trajectory_architectures`), in the file's
+    order."""
+    seen: dict[str, dict] = {}
     for number, row in enumerate(read_architecture_rows(path)):
         if "agent" in row or number >= skip:
-            seen.setdefault(row["architecture"], row.get("source", ""))
+            seen.setdefault(row["architecture"], row)
     return seen
 
 

@@ -37,11 +37,18 @@ def read_protocol_records(path: Path, protocol: str) -> list[dict]:
     return records
 
 
-def snapshot(path: Path) -> tuple[list[dict], str, int]:
+def snapshot(path: Path, lines: int | None = None) -> tuple[list[dict], str, int]:
     """(records, sha256, lines) of the complete records of a collection file, read once: the digest describes
     exactly the records returned, even while a collector appends. A last record that lacks only its newline is
-    complete; a partial last line is left out with a warning."""
+    complete; a partial last line is left out with a warning. ``lines``: only the first that many (a fit repeated
+    on the data an earlier one read); refused where the file holds fewer."""
     data = complete_lines(path)
+    if lines is not None:
+        held = data.splitlines(keepends=True)
+        if not 1 <= lines <= len(held):
+            raise ValueError(f"{path} holds {len(held)} complete lines; asked for the first {lines} (give 1 to "
+                             f"{len(held)})")
+        data = b"".join(held[:lines])
     records = parse_json_lines(path, data, record_problem)
     return records, hashlib.sha256(data).hexdigest(), len(records)
 
