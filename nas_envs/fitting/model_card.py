@@ -210,11 +210,11 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
 
 
 def _read_by(manifest: dict, path: Path) -> set[str]:
-    """The architectures of the data lines every model of a bundle read (the fewest any model read)."""
+    """The architectures of the data lines a bundle's models read (the most any of them read)."""
     from nas_envs.groundtruth.records import snapshot_prefix
 
-    oldest = min(manifest["models"].values(), key=lambda model: model["data_lines"])
-    return {record["arch"] for record in snapshot_prefix(path, oldest["data_lines"], oldest["data_sha256"])}
+    newest = max(manifest["models"].values(), key=lambda model: model["data_lines"])
+    return {record["arch"] for record in snapshot_prefix(path, newest["data_lines"], newest["data_sha256"])}
 
 
 def newest_unseen_round(lists: list[dict], fitted_on: set[str], trained: set[str]) -> list[dict]:
@@ -247,8 +247,10 @@ def judge_on_round(rows: list[dict], measured: dict[str, float], predicted: np.n
 
 
 def _release_comparison(space: str, folder: Path, manifest: dict, title: str, scored: dict) -> list[str]:
-    """This bundle against the family's earlier releases of the same protocol, on the noise subset and on the newest
-    search round neither was fitted on, with :data:`RELEASE_TARGETS`; [] where no such round is trained."""
+    """This bundle against the family's earlier releases of the same protocol (those before it in the catalogue; all
+    of them for a bundle folder), on the noise subset and on the newest search round of the family none of them was
+    fitted on, with :data:`RELEASE_TARGETS`; [] for a variant bundle, or where there is no earlier release or no
+    such round with 5 trainings."""
     from nas_envs.benchmarks import make_benchmark
     from nas_envs.catalogue import FAMILIES
     from nas_envs.fitting.surrogate_fit import assess_bundle
@@ -256,21 +258,27 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
     from nas_envs.groundtruth.search_rounds import read_round_lists
 
     folder_of_rounds = REPO_ASSETS / "data" / "trajectories" / "search"
-    if not folder_of_rounds.is_dir():
+    if not folder_of_rounds.is_dir() or "base" in manifest:
+        return []  # a variant (multi-fidelity) bundle's accuracy models are its base release's
+    names = [release.bundle for release in FAMILIES[space].releases if not release.env]
+    earlier = []
+    for name in names[:names.index(title)] if title in names else names:
+        other, _ = resolve_bundle(name)
+        other_manifest = read_verified_manifest(other, "")
+        if other_manifest["protocol"] == manifest["protocol"]:
+            earlier.append((name, other, other_manifest))
+    if not earlier:
         return []
+    ids = {release.env_id for release in FAMILIES[space].releases}
+    lists = [row for row in read_round_lists(folder_of_rounds) if row.get("env_id") in ids]
     path = require_data(data_path(manifest["protocol"]))
     per_arch: dict[str, list[float]] = {}
     for record in read_protocol_records(path, manifest["protocol"]):
         per_arch.setdefault(record["arch"], []).append(record["val_accuracy"])
     measured = {arch: float(np.mean(values)) for arch, values in per_arch.items()}
-    earlier = []
-    for release in FAMILIES[space].releases:
-        other, _ = resolve_bundle(release.bundle)
-        other_manifest = read_verified_manifest(other, "")
-        if not release.env and release.bundle != title and other_manifest["protocol"] == manifest["protocol"]:
-            earlier.append((release.bundle, other, other_manifest))
-    rows = newest_unseen_round(read_round_lists(folder_of_rounds), _read_by(manifest, path), set(measured))
-    if not earlier or len(rows) < 5:
+    fitted_on = set().union(*(_read_by(m, path) for _, _, m in [(title, folder, manifest), *earlier]))
+    rows = newest_unseen_round(lists, fitted_on, set(measured))
+    if len(rows) < 5:
         return []
     lines = ["## Against the earlier release, on data neither was fitted on", "",
              "Each accuracy surrogate of this bundle and of the family's earlier releases of the same protocol, on the "
