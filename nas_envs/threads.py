@@ -1,10 +1,11 @@
-"""Thread pools scoped to surrogate inference.
+"""Thread pools scoped to surrogate inference and to GIN fitting.
 
 Predictions of a few architectures are far too small for a thread pool: with another process busy, each parallel
 region waits for a descheduled thread, and the partition of a BLAS product over threads changes its rounding.
 Inference therefore runs with BLAS and torch limited to one thread, restored afterwards, so that a user's own
 numpy and torch code keep their settings and every result is the same whatever the thread settings of the process
-(``python scripts/env_speed.py`` measures the speed under load).
+(``python scripts/env_speed.py`` measures the speed under load). A GIN fit runs the same way, so that a refit on
+the same data writes the same weights on any machine (``nas-envs fit --lines``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def _controller():
 
 
 @contextmanager
-def inference_threads() -> Iterator[None]:
+def one_thread() -> Iterator[None]:
     """One BLAS thread and, if torch is loaded, one torch intra-op thread, for the duration of the block."""
     torch = sys.modules.get("torch")
     previous = torch.get_num_threads() if torch is not None else None

@@ -40,7 +40,7 @@ from nas_envs.spaces.cityseg import (
     CitySegSpace,
 )
 from nas_envs.surrogates.noise import ensemble_mean_std
-from nas_envs.threads import inference_threads
+from nas_envs.threads import one_thread
 
 PJ_PER_MAC = 3.7 + 0.9  # 32-bit float multiply + add (Horowitz, ISSCC 2014, 45 nm)
 PJ_PER_DRAM_WORD = 640.0  # 32-bit DRAM access (ibid., as tabulated by Han et al., ICLR 2016)
@@ -234,7 +234,7 @@ class CitySegBenchmark(Benchmark):
 
     def evaluate_all(self, genes: np.ndarray, noise: bool, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """All seven objectives of validated canonical genes, whichever the problem has (same draws for all)."""
-        with inference_threads():
+        with one_thread():
             mean, std = ensemble_mean_std(self._ranknet.predict(self.space.one_hot(genes)))
         err = 1.0 - mean
         if noise:

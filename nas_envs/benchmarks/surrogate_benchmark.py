@@ -22,7 +22,7 @@ from nas_envs.extras import require_installed
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
 from nas_envs.surrogates.noise import clip, ensemble_mean_std, noise_std
-from nas_envs.threads import inference_threads
+from nas_envs.threads import one_thread
 
 # accuracy ensembles ("xgb+gin" averages both; "stack" is in bundles fitted with it); the runtime one is shared
 SURROGATES = ("xgb", "gin", "xgb+gin", "stack")
@@ -175,7 +175,7 @@ class SurrogateBenchmark(Benchmark):
                   ) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
         """:meth:`evaluate_genes`, and the standard normal draw of each architecture's final accuracy (None without
         noise)."""
-        with inference_threads():
+        with one_thread():
             predicted = self.mean_and_noise_std(genes, encodings)
         (val_mean, val_noise), (test_mean, test_noise) = predicted["val_accuracy"], predicted["test_accuracy"]
         log_time_mean, log_time_noise = predicted["log_train_cpu_seconds"]
@@ -218,7 +218,7 @@ class SurrogateBenchmark(Benchmark):
             raise ValueError(f"{self.name}'s bundle {self.bundle_dir.name} has no learning-curve model")
         encodings = self.encodings(genes)
         out, z = self._evaluate(genes, noise, rng, encodings)
-        with inference_threads():
+        with one_thread():
             mean, noise_of_epoch = self._kind_mean_and_noise("curve", self._curve_model, encodings)
         curves = mean[:, :-1]
         if z is not None:

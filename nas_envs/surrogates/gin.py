@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from nas_envs.progress import progress
+from nas_envs.threads import one_thread
 
 
 @dataclass(frozen=True)
@@ -277,8 +278,9 @@ class GINEnsemble:
                              "missing target")
         if not np.isfinite(y).any(axis=0).all():
             raise ValueError("every target needs a value for at least one graph")
-        return cls(config, [fit_member(graphs, y, config, seed=seed * 1000 + k)
-                            for k in progress(range(members), desc="GIN members", leave=False)])
+        with one_thread():  # the same weights whatever the process's thread settings
+            return cls(config, [fit_member(graphs, y, config, seed=seed * 1000 + k)
+                                for k in progress(range(members), desc="GIN members", leave=False)])
 
     #: float32 values of one edge-message tensor (members x edges x hidden) per forward pass: the activations of
     #: larger batches fall out of the L2 cache and cost more per architecture
