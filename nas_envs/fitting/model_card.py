@@ -267,16 +267,20 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
         other_manifest = read_verified_manifest(other, "")
         if other_manifest["protocol"] == manifest["protocol"]:
             earlier.append((name, other, other_manifest))
-    if not earlier:
-        return []
     ids = {release.env_id for release in FAMILIES[space].releases}
     lists = [row for row in read_round_lists(folder_of_rounds) if row.get("env_id") in ids]
+    if not earlier or not lists:
+        return []
     path = require_data(data_path(manifest["protocol"]))
     per_arch: dict[str, list[float]] = {}
     for record in read_protocol_records(path, manifest["protocol"]):
         per_arch.setdefault(record["arch"], []).append(record["val_accuracy"])
     measured = {arch: float(np.mean(values)) for arch, values in per_arch.items()}
-    fitted_on = set().union(*(_read_by(m, path) for _, _, m in [(title, folder, manifest), *earlier]))
+    try:
+        fitted_on = set().union(*(_read_by(m, path) for _, _, m in [(title, folder, manifest), *earlier]))
+    except ValueError as error:  # a data file that does not hold what a bundle read: no round is known unseen
+        logger.warning("model card: no comparison with the earlier release: %s", error)
+        return []
     rows = newest_unseen_round(lists, fitted_on, set(measured))
     if len(rows) < 5:
         return []
