@@ -255,7 +255,7 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
     from nas_envs.catalogue import FAMILIES
     from nas_envs.fitting.surrogate_fit import assess_bundle
     from nas_envs.groundtruth.records import read_protocol_records
-    from nas_envs.groundtruth.search_rounds import read_round_lists
+    from nas_envs.groundtruth.search_rounds import architecture_means, read_round_lists
 
     folder_of_rounds = REPO_ASSETS / "data" / "trajectories" / "search"
     if not folder_of_rounds.is_dir() or "base" in manifest:
@@ -272,10 +272,7 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
     if not earlier or not lists:
         return []
     path = require_data(data_path(manifest["protocol"]))
-    per_arch: dict[str, list[float]] = {}
-    for record in read_protocol_records(path, manifest["protocol"]):
-        per_arch.setdefault(record["arch"], []).append(record["val_accuracy"])
-    measured = {arch: float(np.mean(values)) for arch, values in per_arch.items()}
+    measured = architecture_means(read_protocol_records(path, manifest["protocol"]))
     try:
         fitted_on = set().union(*(_read_by(m, path) for _, _, m in [(title, folder, manifest), *earlier]))
     except ValueError as error:  # a data file that does not hold what a bundle read: no round is known unseen

@@ -180,6 +180,14 @@ def read_round_lists(folder: Path) -> list[dict]:
     return rows
 
 
+def architecture_means(records: list[dict]) -> dict[str, float]:
+    """Per architecture of ``records``, the mean validation accuracy of its trainings."""
+    per_arch: dict[str, list[float]] = collections.defaultdict(list)
+    for record in records:
+        per_arch[record["arch"]].append(record["val_accuracy"])
+    return {arch: float(np.mean(values)) for arch, values in per_arch.items()}
+
+
 def round_table(records: list[dict], lists: list[dict], minimum: int = 5) -> list[dict]:
     """Per round, how the bundle that chose it predicts its trainings: over the round and per agent, for each
     surrogate, R2, Kendall tau and bias (noise-free prediction minus measured; mean of the seeds where an
@@ -187,12 +195,10 @@ def round_table(records: list[dict], lists: list[dict], minimum: int = 5) -> lis
     random ones. Rounds or agents with fewer than ``minimum`` trained architectures get counts only."""
     from nas_envs.surrogates.metrics import bias, kendall_tau, r2
 
-    measured: dict[str, list[float]] = collections.defaultdict(list)
-    for record in records:
-        measured[record["arch"]].append(record["val_accuracy"])
+    measured = architecture_means(records)
 
     def judge(rows: list[dict]) -> dict:
-        truth = np.array([np.mean(measured[row["architecture"]]) for row in rows])
+        truth = np.array([measured[row["architecture"]] for row in rows])
         out: dict = {"trained": len(rows), "measured_mean": float(truth.mean()) if len(rows) else float("nan")}
         if len(rows) >= minimum:
             for surrogate in rows[0]["predicted_val_accuracy"]:
