@@ -114,3 +114,32 @@ def test_collect_trains_the_rows_of_one_kind_of_a_round_list_a_second_time(searc
     assert sorted({r["replicate"] for r in trained}) == [0, 1]
     assert main(["--quiet", "collect", "darts", "--kind", "final", "--n", "2", "--out", str(out)]) != 0
     assert "give the list with --trajectory" in capsys.readouterr().err
+
+
+def test_a_rounds_rs_and_re_runs_replay_as_listed_and_draw_over_their_trainings(searched, tmp_path):
+    from nas_envs.assets import resolve_bundle
+    from nas_envs.fitting.trajectory_test import overlay_summary, plot_overlay, replay_runs
+
+    settings, runs = searched
+    rows = with_predictions(choose(settings, runs, trained=set()), settings)
+    folder, _ = resolve_bundle(settings.bundle)
+    replayed = replay_runs(rows, folder)
+    assert sorted(replayed) == [(agent, "xgb", seed) for agent in ("re", "rs") for seed in settings.search_seeds]
+    for (agent, _, seed), trajectory in replayed.items():
+        final = next(row for row in rows if (row["agent"], row["seed"], row["kind"]) == (agent, seed, "final"))
+        assert len(trajectory) == final["evaluations"]
+        assert trajectory[-1]["incumbent_val_accuracy"] == pytest.approx(final["observed_val_accuracy"])
+
+    measured = {row["architecture"]: row["predicted_val_accuracy"]["xgb"] - 0.01 for row in rows[:-1]}
+    summary = overlay_summary(replayed, rows, measured)
+    assert [entry["agent"] for entry in summary] == ["rs", "re"]
+    assert all(entry["runs"] == 2 and entry["trained_final"] == 2 for entry in summary)
+    assert summary[0]["measured_final"] == pytest.approx(summary[0]["predicted_finals"] - 0.01)
+    output = tmp_path / "overlay.png"
+    plot_overlay(replayed, rows, measured, output, "test")
+    assert output.stat().st_size > 10_000
+
+    # a list the replay does not reproduce (another bundle, or searches changed since) is refused
+    changed = [{**row, "evaluations": row["evaluations"] + 1} if row["agent"] == "re" else row for row in rows]
+    with pytest.raises(ValueError, match="does not reproduce|not the list's"):
+        replay_runs(changed, folder)

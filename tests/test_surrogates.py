@@ -608,7 +608,7 @@ def test_a_bundle_fitted_with_a_stack_evaluates_with_it_without_torch(tmp_path):
 
 
 def test_a_release_is_judged_on_the_newest_round_none_of_its_data_holds_and_agents_by_their_finals():
-    from nas_envs.fitting.model_card import judge_on_round, newest_unseen_round
+    from nas_envs.fitting.trajectory_test import chosen_round, judge_on_round, newest_unseen_round
 
     def row(number: int, arch: str, agent: str = "rs", kind: str = "top") -> dict:
         return {"round": number, "architecture": arch, "agent": agent, "kind": kind}
@@ -618,6 +618,11 @@ def test_a_release_is_judged_on_the_newest_round_none_of_its_data_holds_and_agen
     # round 2 was fitted on: round 1 is the newest that was not, and only its trained rows count
     assert newest_unseen_round(lists, fitted_on={"a", "f"}, trained={"c"}) == [row(1, "c")]
     assert newest_unseen_round(lists, fitted_on={"a", "c", "e"}, trained={"a"}) == []
+    # the round a bundle chose is known by its manifest's sha256, and counts only where it was never fitted on
+    chosen = [{**row, "bundle_sha256": "b" if row["round"] == 1 else "a"} for row in lists]
+    assert chosen_round(chosen, "b", fitted_on={"a"}, trained={"c", "e"}) == [chosen[2]]
+    assert chosen_round(chosen, "b", fitted_on={"d"}, trained={"c", "e"}) == []
+    assert chosen_round(chosen, "z", fitted_on=set(), trained={"c"}) == []
 
     agents = ["rs", "re", "ls", "de"]
     rows = [row(3, f"{agent}{k}", agent, "final" if k < 2 else "top") for agent in agents for k in range(3)]

@@ -19,6 +19,7 @@ from nas_envs.assets import (
     read_verified_manifest,
     require_data,
     resolve_bundle,
+    sha256_file,
 )
 from nas_envs.catalogue import ENV_BUNDLES
 from nas_envs.fitting.surrogate_fit import HELD_OUT_FRACTION
@@ -196,6 +197,7 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
         lines += ["", *_curve_rows(models["curve"], manifest["data"].get("learning_curves") or {})]
     lines += ["", *_noise_rows(space, folder, [kind for kind in ACCURACY_KINDS if kind in scored])]
     lines += _release_comparison(space, folder, manifest, title, scored)
+    lines += _trajectory_section(space, folder, manifest, out_dir, title)
     incumbents = _incumbent_rows(space, manifest["protocol"], {title, manifest.get("base", title)})
     if incumbents:
         lines += ["", "## Incumbents of searches, trained for real", "",
@@ -217,48 +219,44 @@ def _read_by(manifest: dict, path: Path) -> set[str]:
     return {record["arch"] for record in snapshot_prefix(path, newest["data_lines"], newest["data_sha256"])}
 
 
-def newest_unseen_round(lists: list[dict], fitted_on: set[str], trained: set[str]) -> list[dict]:
-    """The trained rows of the newest search round none of whose architectures is in ``fitted_on``; [] if none."""
-    for number in sorted({row["round"] for row in lists}, reverse=True):
-        rows = [row for row in lists if row["round"] == number]
-        if not {row["architecture"] for row in rows} & fitted_on:
-            return [row for row in rows if row["architecture"] in trained]
-    return []
-
-
-def judge_on_round(rows: list[dict], measured: dict[str, float], predicted: np.ndarray) -> dict:
-    """R2, Kendall tau and bias of noise-free ``predicted`` accuracies on a round's trained ``rows`` (``measured``:
-    per architecture, the mean of its trainings), and Kendall tau (with p) over the agents between the mean
-    prediction and the mean measurement of each agent's final incumbents."""
-    from scipy import stats
-
-    from nas_envs.surrogates.metrics import bias, kendall_tau, r2
-
-    truth = np.array([measured[row["architecture"]] for row in rows])
-    out = {"r2": r2(truth, predicted), "kendall_tau": kendall_tau(truth, predicted), "bias": bias(truth, predicted)}
-    finals = [i for i, row in enumerate(rows) if row["kind"] == "final"]
-    agents = sorted({rows[i]["agent"] for i in finals})
-    if len(agents) >= 3:
-        of = {agent: [i for i in finals if rows[i]["agent"] == agent] for agent in agents}
-        tau = stats.kendalltau([truth[of[a]].mean() for a in agents], [predicted[of[a]].mean() for a in agents])
-        out.update(agents_tau=float(tau.statistic), agents_tau_p=float(tau.pvalue), agents=len(agents),
-                   finals=len(finals))
-    return out
-
-
-def _release_comparison(space: str, folder: Path, manifest: dict, title: str, scored: dict) -> list[str]:
-    """This bundle against the family's earlier releases of the same protocol (those before it in the catalogue; all
-    of them for a bundle folder), on the noise subset and on the newest search round of the family none of them was
-    fitted on, with :data:`RELEASE_TARGETS`; [] for a variant bundle, or where there is no earlier release or no
-    such round with 5 trainings."""
-    from nas_envs.benchmarks import make_benchmark
+def _search_rounds(space: str, manifest: dict) -> tuple[list[dict], Path, dict[str, float]]:
+    """The family's search-round lists, its data file under the bundle's protocol and, per architecture trained
+    there, the mean of its trainings; ([], path, {}) where the family has no rounds."""
     from nas_envs.catalogue import FAMILIES
-    from nas_envs.fitting.surrogate_fit import assess_bundle
     from nas_envs.groundtruth.records import read_protocol_records
     from nas_envs.groundtruth.search_rounds import architecture_means, read_round_lists
 
     folder_of_rounds = REPO_ASSETS / "data" / "trajectories" / "search"
-    if not folder_of_rounds.is_dir() or "base" in manifest:
+    path = data_path(manifest["protocol"])
+    ids = {release.env_id for release in FAMILIES[space].releases}
+    lists = [row for row in read_round_lists(folder_of_rounds) if row.get("env_id") in ids] \
+        if folder_of_rounds.is_dir() else []
+    if not lists:
+        return [], path, {}
+    return lists, path, architecture_means(read_protocol_records(require_data(path), manifest["protocol"]))
+
+
+def _judged_cells(judged: dict) -> str:
+    """R2, Kendall tau and bias of :func:`~nas_envs.fitting.trajectory_test.judge_on_round` as table cells."""
+    return f"{judged['r2']:.2f} | {judged['kendall_tau']:.2f} | {100 * judged['bias']:+.2f} %"
+
+
+def _agents_cell(judged: dict) -> str:
+    return (f"{judged['agents_tau']:.2f} (p {judged['agents_tau_p']:.2g}; {judged['agents']} agents, "
+            f"{judged['finals']} incumbents)" if "agents_tau" in judged else "-")
+
+
+def _release_comparison(space: str, folder: Path, manifest: dict, title: str, scored: dict) -> list[str]:
+    """This bundle against the family's earlier releases of the same protocol (those before it in the catalogue; all
+    of them for a bundle folder), on the noise subset, on the newest search round of the family none of them was
+    fitted on, and each on the round it chose, with :data:`RELEASE_TARGETS`; [] for a variant bundle, or where
+    there is no earlier release or no such round with 5 trainings."""
+    from nas_envs.benchmarks import make_benchmark
+    from nas_envs.catalogue import FAMILIES
+    from nas_envs.fitting.surrogate_fit import assess_bundle
+    from nas_envs.fitting.trajectory_test import chosen_round, judge_on_round, newest_unseen_round
+
+    if "base" in manifest:
         return []  # a variant (multi-fidelity) bundle's accuracy models are its base release's
     names = [release.bundle for release in FAMILIES[space].releases if not release.env]
     earlier = []
@@ -267,18 +265,15 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
         other_manifest = read_verified_manifest(other, "")
         if other_manifest["protocol"] == manifest["protocol"]:
             earlier.append((name, other, other_manifest))
-    ids = {release.env_id for release in FAMILIES[space].releases}
-    lists = [row for row in read_round_lists(folder_of_rounds) if row.get("env_id") in ids]
+    lists, path, measured = _search_rounds(space, manifest)
     if not earlier or not lists:
         return []
-    path = require_data(data_path(manifest["protocol"]))
-    measured = architecture_means(read_protocol_records(path, manifest["protocol"]))
     try:
-        fitted_on = set().union(*(_read_by(m, path) for _, _, m in [(title, folder, manifest), *earlier]))
+        read = {name: _read_by(m, path) for name, _, m in [(title, folder, manifest), *earlier]}
     except ValueError as error:  # a data file that does not hold what a bundle read: no round is known unseen
         logger.warning("model card: no comparison with the earlier release: %s", error)
         return []
-    rows = newest_unseen_round(lists, fitted_on, set(measured))
+    rows = newest_unseen_round(lists, set().union(*read.values()), set(measured))
     if len(rows) < 5:
         return []
     lines = ["## Against the earlier release, on data neither was fitted on", "",
@@ -287,30 +282,94 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
              "none of them in the data any of these bundles read): R2, Kendall tau and bias (noise-free prediction "
              "minus measured, mean of the trainings where an architecture was trained more than once), and how alike "
              "the measured accuracies of the round's final incumbents and the surrogate's predictions of them rank the "
-             "round's agents (Kendall tau over the agents' means, with its p value). The last row is what a new "
-             "release is held to.", "",
+             "round's agents (Kendall tau over the agents' means, with its p value). A round favours the bundles that "
+             "did not choose it: its searches went where the chooser over-predicts. So each bundle is also judged on "
+             "the round it chose itself, where its own searches exploited its errors as a user's will (R2 / Kendall "
+             "tau on that round; - where it chose none, or was fitted on it). The last row is what a new release is "
+             "held to.", "",
              "| bundle | surrogate | noise subset R2 | sparse Kendall tau | round R2 | round Kendall tau | "
-             "round bias | agents ranked alike |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "round bias | agents ranked alike | on the round it chose |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     architectures = [row["architecture"] for row in rows]
     for name, bundle_folder, bundle_manifest in [(title, folder, manifest), *earlier]:
+        own = chosen_round(lists, sha256_file(bundle_folder / "manifest.json"), read[name], set(measured))
         for kind in (*ACCURACY_KINDS, "stack"):
             if any(part not in bundle_manifest["models"] for part in kind.split("+")):
                 continue
             noise = (scored.get(kind) if name == title else None) or assess_bundle(space, kind, bundle=bundle_folder)
             noise = noise["noise_subset"]["val_accuracy"]
-            predicted = make_benchmark(space, surrogate=kind, bundle=bundle_folder).evaluate(
-                architectures, noise=False)["val_accuracy"]
-            judged = judge_on_round(rows, measured, np.asarray(predicted))
-            agents = (f"{judged['agents_tau']:.2f} (p {judged['agents_tau_p']:.2g}; {judged['agents']} agents, "
-                      f"{judged['finals']} incumbents)" if "agents_tau" in judged else "-")
+            benchmark = make_benchmark(space, surrogate=kind, bundle=bundle_folder)
+            judged = judge_on_round(rows, measured, np.asarray(
+                benchmark.evaluate(architectures, noise=False)["val_accuracy"]))
+            own_cell = "-"
+            if len(own) >= 5:
+                own_judged = judge_on_round(own, measured, np.asarray(benchmark.evaluate(
+                    [row["architecture"] for row in own], noise=False)["val_accuracy"]))
+                own_cell = (f"{own_judged['r2']:.2f} / {own_judged['kendall_tau']:.2f} (round {own[0]['round']}, "
+                            f"{len(own)} trained)")
             lines.append(f"| `{name}` | {kind} | {noise['surrogate_r2']:.2f} | "
-                         f"{noise['surrogate_sparse_kendall_tau']:.2f} | {judged['r2']:.2f} | "
-                         f"{judged['kendall_tau']:.2f} | {100 * judged['bias']:+.2f} % | {agents} |")
+                         f"{noise['surrogate_sparse_kendall_tau']:.2f} | {_judged_cells(judged)} | "
+                         f"{_agents_cell(judged)} | {own_cell} |")
     targets = RELEASE_TARGETS
     lines.append(f"| target | | >= {targets['noise_r2']:.2f} | >= {targets['noise_sparse_tau']:.2f} | "
                  f">= {targets['round_r2']:.2f} | >= {targets['round_tau']:.2f} | within "
-                 f"+-{100 * targets['round_bias']:.2f} % | >= {targets['agents_tau']:.2f} |")
+                 f"+-{100 * targets['round_bias']:.2f} % | >= {targets['agents_tau']:.2f} | |")
     return [""] + lines
+
+
+def _trajectory_section(space: str, folder: Path, manifest: dict, out_dir: Path, title: str) -> list[str]:
+    """The trajectory test on the search round this bundle chose: how its surrogates predict the round's trainings
+    and rank its agents, and the round's RS and RE runs replayed on it with the trained architectures' measured
+    accuracies drawn over their anytime curves; [] where the bundle chose no round it was not fitted on."""
+    from nas_envs.fitting.trajectory_test import (
+        chosen_round,
+        judge_on_round,
+        overlay_summary,
+        plot_overlay,
+        replay_runs,
+    )
+
+    lists, path, measured = _search_rounds(space, manifest)
+    if not lists:
+        return []
+    try:
+        rows = chosen_round(lists, sha256_file(folder / "manifest.json"), _read_by(manifest, path), set(measured))
+    except ValueError as error:
+        logger.warning("model card: no trajectory test: %s", error)
+        return []
+    if len(rows) < 5:
+        return []
+    number = rows[0]["round"]
+    lines = ["", f"## Trajectory test: search round {number}, which this bundle chose", "",
+             f"Every agent of `nas-envs run` searched this bundle (round {number} of the search rounds, "
+             "`docs/data-card.md`); of each run, its final incumbent and samples of its top decile and of the rest "
+             f"were trained for real ({len(rows)} architectures trained). How each surrogate of the bundle predicts "
+             "them (noise-free, as the round's list recorded): R2, Kendall tau, bias, and the agents ranked by "
+             "their final incumbents' means, measured against predicted (Kendall tau over the agents, with its p "
+             "value).", "",
+             "| surrogate | R2 | Kendall tau | bias | agents ranked alike |", "| --- | --- | --- | --- | --- |"]
+    for surrogate in rows[0]["predicted_val_accuracy"]:
+        judged = judge_on_round(rows, measured, np.array([row["predicted_val_accuracy"][surrogate] for row in rows]))
+        lines.append(f"| {surrogate} | {_judged_cells(judged)} | {_agents_cell(judged)} |")
+    logger.info("model card: replaying round %d's RS and RE runs", number)
+    listed = [row for row in lists if row["round"] == number]
+    runs = replay_runs(listed, folder)
+    figure = out_dir / f"{title}-trajectories.png"
+    plot_overlay(runs, listed, measured, figure, f"round {number} on {title}: anytime curves on the surrogate, "
+                 "trained architectures measured")
+    lines += ["", "The round's random-search and regularized-evolution runs, replayed on this bundle: per agent, its "
+              "runs, the incumbent a run ends with as the surrogate showed it (a noisy draw, the best of many), the "
+              "surrogate's noise-free mean of those incumbents, and the measured mean of the trained final "
+              "incumbents, top-decile picks and other picks (count in brackets). The figure draws each run's "
+              "anytime curve and, where the run first evaluated it, each trained architecture's measured accuracy.",
+              "", "| agent | runs | incumbent at the end (observed) | its noise-free mean | measured: final | top | "
+              "rest |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for entry in overlay_summary(runs, listed, measured):
+        measured_cells = " | ".join(f"{_pct(entry[f'measured_{kind}'])} ({entry[f'trained_{kind}']})"
+                                    if entry[f"trained_{kind}"] else "-" for kind in ("final", "top", "rest"))
+        lines.append(f"| {entry['agent']} | {entry['runs']} | {_pct(entry['observed_end'])} | "
+                     f"{_pct(entry['predicted_finals'])} | {measured_cells} |")
+    return lines + ["", f"![anytime curves and trainings]({figure.name})"]
 
 
 def _noise_rows(space: str, folder: Path, kinds: list[str]) -> list[str]:
