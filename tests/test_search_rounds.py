@@ -143,3 +143,26 @@ def test_a_rounds_rs_and_re_runs_replay_as_listed_and_draw_over_their_trainings(
     changed = [{**row, "evaluations": row["evaluations"] + 1} if row["agent"] == "re" else row for row in rows]
     with pytest.raises(ValueError, match="does not reproduce|not the list's"):
         replay_runs(changed, folder)
+
+
+def test_what_seed_noise_allows_on_a_round_follows_the_seed_variance_of_its_repeated_architectures():
+    from nas_envs.groundtruth.search_rounds import round_noise_ceiling
+    from nas_envs.surrogates.metrics import noise_ceilings
+
+    # measured variance 4e-5 over single trainings of seed variance 1e-5: R2 3/4, Kendall tau 2/pi arcsin(sqrt 3/4)
+    measured = np.array([0.85, 0.85 + 2 * np.sqrt(1e-5), 0.85 + 4 * np.sqrt(1e-5)])
+    assert np.var(measured, ddof=1) == pytest.approx(4e-5)
+    ceilings = noise_ceilings(measured, np.ones(3), 1e-5)
+    assert ceilings["r2"] == pytest.approx(0.75) and ceilings["kendall_tau"] == pytest.approx(2 / 3)
+    # a mean of two seeds halves the noise there
+    assert noise_ceilings(measured, np.array([2, 2, 2]), 1e-5)["r2"] == pytest.approx(0.875)
+
+    lists = [{"architecture": arch} for arch in "abc"]
+    records = [{"arch": "a", "val_accuracy": 0.80}, {"arch": "a", "val_accuracy": 0.82},
+               {"arch": "b", "val_accuracy": 0.83}, {"arch": "c", "val_accuracy": 0.86},
+               {"arch": "z", "val_accuracy": 0.70}, {"arch": "z", "val_accuracy": 0.90}]  # not a round's: ignored
+    ceiling = round_noise_ceiling(records, lists, lists)
+    assert (ceiling["repeated"], ceiling["seed_std"]) == (1, pytest.approx(np.sqrt(2e-4)))
+    expected = 1 - np.mean([2e-4 / 2, 2e-4, 2e-4]) / np.var([0.81, 0.83, 0.86], ddof=1)
+    assert ceiling["r2"] == pytest.approx(expected)
+    assert round_noise_ceiling(records[2:4], lists, lists) == {}  # nothing trained twice: no ceiling

@@ -219,9 +219,9 @@ def _read_by(manifest: dict, path: Path) -> set[str]:
     return {record["arch"] for record in snapshot_prefix(path, newest["data_lines"], newest["data_sha256"])}
 
 
-def _search_rounds(space: str, manifest: dict) -> tuple[list[dict], Path, dict[str, float]]:
-    """The family's search-round lists, its data file under the bundle's protocol and, per architecture trained
-    there, the mean of its trainings; ([], path, {}) where the family has no rounds."""
+def _search_rounds(space: str, manifest: dict) -> tuple[list[dict], Path, list[dict], dict[str, float]]:
+    """The family's search-round lists, its data file under the bundle's protocol, the file's records and, per
+    architecture trained there, the mean of its trainings; ([], path, [], {}) where the family has no rounds."""
     from nas_envs.catalogue import FAMILIES
     from nas_envs.groundtruth.records import read_protocol_records
     from nas_envs.groundtruth.search_rounds import architecture_means, read_round_lists
@@ -232,8 +232,9 @@ def _search_rounds(space: str, manifest: dict) -> tuple[list[dict], Path, dict[s
     lists = [row for row in read_round_lists(folder_of_rounds) if row.get("env_id") in ids] \
         if folder_of_rounds.is_dir() else []
     if not lists:
-        return [], path, {}
-    return lists, path, architecture_means(read_protocol_records(require_data(path), manifest["protocol"]))
+        return [], path, [], {}
+    records = read_protocol_records(require_data(path), manifest["protocol"])
+    return lists, path, records, architecture_means(records)
 
 
 def _judged_cells(judged: dict) -> str:
@@ -255,6 +256,7 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
     from nas_envs.catalogue import FAMILIES
     from nas_envs.fitting.surrogate_fit import assess_bundle
     from nas_envs.fitting.trajectory_test import chosen_round, judge_on_round, newest_unseen_round
+    from nas_envs.groundtruth.search_rounds import round_noise_ceiling
 
     if "base" in manifest:
         return []  # a variant (multi-fidelity) bundle's accuracy models are its base release's
@@ -265,7 +267,7 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
         other_manifest = read_verified_manifest(other, "")
         if other_manifest["protocol"] == manifest["protocol"]:
             earlier.append((name, other, other_manifest))
-    lists, path, measured = _search_rounds(space, manifest)
+    lists, path, records, measured = _search_rounds(space, manifest)
     if not earlier or not lists:
         return []
     try:
@@ -282,7 +284,10 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
              "none of them in the data any of these bundles read): R2, Kendall tau and bias (noise-free prediction "
              "minus measured, mean of the trainings where an architecture was trained more than once), and how alike "
              "the measured accuracies of the round's final incumbents and the surrogate's predictions of them rank the "
-             "round's agents (Kendall tau over the agents' means, with its p value). A round favours the bundles that "
+             "round's agents (Kendall tau over the agents' means, with its p value). Most of a round's architectures "
+             "are trained once, so seed noise bounds what any model can reach there: the row before the targets is a "
+             "perfect model of the expected values (with the seed variance of the round architectures trained more "
+             "than once; its Kendall tau for normal values and noise). A round favours the bundles that "
              "did not choose it: its searches went where the chooser over-predicts. So each bundle is also judged on "
              "the round it chose itself, where its own searches exploited its errors as a user's will (R2 / Kendall "
              "tau on that round; - where it chose none, or was fitted on it). The last row is what a new release is "
@@ -310,6 +315,9 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
             lines.append(f"| `{name}` | {kind} | {noise['surrogate_r2']:.2f} | "
                          f"{noise['surrogate_sparse_kendall_tau']:.2f} | {_judged_cells(judged)} | "
                          f"{_agents_cell(judged)} | {own_cell} |")
+    ceiling = round_noise_ceiling(records, lists, rows)
+    if ceiling:
+        lines.append(f"| what seed noise allows | | | | {ceiling['r2']:.2f} | {ceiling['kendall_tau']:.2f} | | | |")
     targets = RELEASE_TARGETS
     lines.append(f"| target | | >= {targets['noise_r2']:.2f} | >= {targets['noise_sparse_tau']:.2f} | "
                  f">= {targets['round_r2']:.2f} | >= {targets['round_tau']:.2f} | within "
@@ -328,8 +336,9 @@ def _trajectory_section(space: str, folder: Path, manifest: dict, out_dir: Path,
         plot_overlay,
         replay_runs,
     )
+    from nas_envs.groundtruth.search_rounds import round_noise_ceiling
 
-    lists, path, measured = _search_rounds(space, manifest)
+    lists, path, records, measured = _search_rounds(space, manifest)
     if not lists:
         return []
     try:
@@ -351,6 +360,11 @@ def _trajectory_section(space: str, folder: Path, manifest: dict, out_dir: Path,
     for surrogate in rows[0]["predicted_val_accuracy"]:
         judged = judge_on_round(rows, measured, np.array([row["predicted_val_accuracy"][surrogate] for row in rows]))
         lines.append(f"| {surrogate} | {_judged_cells(judged)} | {_agents_cell(judged)} |")
+    ceiling = round_noise_ceiling(records, lists, rows)
+    if ceiling:
+        lines += ["", f"What seed noise allows on these trainings (a perfect model of the expected values; seed std "
+                  f"{_pct(ceiling['seed_std'])}, from the {ceiling['repeated']} round architectures trained more than "
+                  f"once): R2 {ceiling['r2']:.2f}, Kendall tau {ceiling['kendall_tau']:.2f}."]
     logger.info("model card: replaying round %d's RS and RE runs", number)
     listed = [row for row in lists if row["round"] == number]
     runs = replay_runs(listed, folder)

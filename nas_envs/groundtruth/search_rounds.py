@@ -188,11 +188,32 @@ def architecture_means(records: list[dict]) -> dict[str, float]:
     return {arch: float(np.mean(values)) for arch, values in per_arch.items()}
 
 
+def round_noise_ceiling(records: list[dict], lists: list[dict], rows: list[dict]) -> dict:
+    """The R2 and Kendall tau that seed noise allows on the trained round ``rows``
+    (:func:`~nas_envs.surrogates.metrics.noise_ceilings`), with the seed variance of the architectures of ``lists``
+    trained more than once (searched architectures train more steadily than uniformly random ones); {} where none
+    was."""
+    from nas_envs.surrogates.metrics import noise_ceilings
+
+    per_arch: dict[str, list[float]] = collections.defaultdict(list)
+    for record in records:
+        per_arch[record["arch"]].append(record["val_accuracy"])
+    repeated = [per_arch[arch] for arch in {row["architecture"] for row in lists} if len(per_arch[arch]) >= 2]
+    if not repeated or len(rows) < 2:
+        return {}
+    seed_variance = float(np.mean([np.var(values, ddof=1) for values in repeated]))
+    ceilings = noise_ceilings([np.mean(per_arch[row["architecture"]]) for row in rows],
+                              [len(per_arch[row["architecture"]]) for row in rows], seed_variance)
+    return {**ceilings, "seed_std": float(np.sqrt(seed_variance)), "repeated": len(repeated)}
+
+
 def round_table(records: list[dict], lists: list[dict], minimum: int = 5) -> list[dict]:
     """Per round, how the bundle that chose it predicts its trainings: over the round and per agent, for each
     surrogate, R2, Kendall tau and bias (noise-free prediction minus measured; mean of the seeds where an
     architecture was trained more than once); and how the trained round's architectures compare with uniformly
-    random ones. Rounds or agents with fewer than ``minimum`` trained architectures get counts only."""
+    random ones; and per round, the R2 and Kendall tau that seed noise allows there (``ceiling``: a perfect model
+    of the expected values against the round's measurements, with the seed variance of the round architectures
+    trained more than once). Rounds or agents with fewer than ``minimum`` trained architectures get counts only."""
     from nas_envs.surrogates.metrics import bias, kendall_tau, r2
 
     measured = architecture_means(records)
@@ -212,6 +233,7 @@ def round_table(records: list[dict], lists: list[dict], minimum: int = 5) -> lis
         listed = [row for row in lists if row["round"] == number]
         trained = [row for row in listed if row["architecture"] in measured]
         entry = {"round": number, "bundle": listed[0]["bundle"], "listed": len(listed), **judge(trained),
+                 "ceiling": round_noise_ceiling(records, lists, trained) if len(trained) >= minimum else {},
                  "by_agent": {agent: judge([row for row in trained if row["agent"] == agent])
                               for agent in dict.fromkeys(row["agent"] for row in listed)},
                  "by_kind": {kind: judge([row for row in trained if row["kind"] == kind])
@@ -228,7 +250,7 @@ def format_round_table(table: list[dict]) -> str:
     bias in % (noise-free prediction minus measured)."""
     # every surrogate judged (those searched, and the bundle's others: candidates judged before a release)
     surrogates = list(dict.fromkeys(key for entry in table for key, value in entry.items()
-                                    if isinstance(value, dict) and "r2" in value))
+                                    if isinstance(value, dict) and "bias" in value))
     header = f"{'round':<6} {'part':<20} {'trained':>11} {'measured %':>10} " + " ".join(
         f"{s + ': R2 / tau / bias %':>28}" for s in surrogates)
     lines = [header]
@@ -242,6 +264,11 @@ def format_round_table(table: list[dict]) -> str:
 
     for entry in table:
         lines.append(line(str(entry["round"]), f"all ({Path(entry['bundle']).name})", entry, entry["listed"]))
+        if entry["ceiling"]:
+            ceiling = entry["ceiling"]
+            lines.append(f"{'':<6} {'seed noise allows':<20} R2 {ceiling['r2']:+.2f}, Kendall tau "
+                         f"{ceiling['kendall_tau']:+.2f} (seed std {100 * ceiling['seed_std']:.2f} % of the "
+                         f"{ceiling['repeated']} round architectures trained more than once)")
         for group in ("by_kind", "by_chooser", "by_agent"):
             for name, part in entry[group].items():
                 prefix = "searched on " if group == "by_chooser" else ""

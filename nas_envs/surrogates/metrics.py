@@ -35,6 +35,15 @@ def bias(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     return float(np.mean(np.asarray(y_pred, dtype=float) - np.asarray(y_true, dtype=float)))
 
 
+def noise_ceilings(measured: np.ndarray, trainings: np.ndarray, seed_variance: float) -> dict[str, float]:
+    """What a perfect model of each architecture's expected value would score against ``measured`` (each the mean
+    of ``trainings`` seeds of seed variance ``seed_variance``): R2, and the Kendall tau that R2 allows where values
+    and seed noise are normal (2/pi arcsin of the correlation)."""
+    measured, trainings = np.asarray(measured, dtype=float), np.asarray(trainings, dtype=float)
+    r2_ceiling = 1 - float(np.mean(seed_variance / trainings)) / float(measured.var(ddof=1))
+    return {"r2": r2_ceiling, "kendall_tau": float(2 / np.pi * np.arcsin(np.sqrt(np.clip(r2_ceiling, 0, 1))))}
+
+
 def all_metrics(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float]:
     return {
         "n": int(len(y_true)),
