@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -196,8 +197,9 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
     if "curve" in models:
         lines += ["", *_curve_rows(models["curve"], manifest["data"].get("learning_curves") or {})]
     lines += ["", *_noise_rows(space, folder, [kind for kind in ACCURACY_KINDS if kind in scored])]
-    lines += _release_comparison(space, folder, manifest, title, scored)
-    lines += _trajectory_section(space, folder, manifest, out_dir, title)
+    rounds = _search_rounds(space, manifest)
+    lines += _release_comparison(space, folder, manifest, title, scored, rounds)
+    lines += _trajectory_section(folder, out_dir, title, rounds)
     incumbents = _incumbent_rows(space, manifest["protocol"], {title, manifest.get("base", title)})
     if incumbents:
         lines += ["", "## Incumbents of searches, trained for real", "",
@@ -219,9 +221,18 @@ def _read_by(manifest: dict, path: Path) -> set[str]:
     return {record["arch"] for record in snapshot_prefix(path, newest["data_lines"], newest["data_sha256"])}
 
 
-def _search_rounds(space: str, manifest: dict) -> tuple[list[dict], Path, list[dict], dict[str, float]]:
-    """The family's search-round lists, its data file under the bundle's protocol, the file's records and, per
-    architecture trained there, the mean of its trainings; ([], path, [], {}) where the family has no rounds."""
+class SearchRounds(NamedTuple):
+    """What the model card's sections on search rounds read, once per card."""
+
+    lists: list[dict]  # the family's search-round lists
+    path: Path  # its data file under the bundle's protocol
+    records: list[dict]  # that file's records
+    measured: dict[str, float]  # per architecture trained there, the mean of its trainings
+    read: set[str] | None  # the architectures of the data lines the bundle read; None where the file lacks them
+
+
+def _search_rounds(space: str, manifest: dict) -> SearchRounds:
+    """The family's search rounds and data as the bundle of ``manifest`` sees them; empty where it has no rounds."""
     from nas_envs.catalogue import FAMILIES
     from nas_envs.groundtruth.records import read_protocol_records
     from nas_envs.groundtruth.search_rounds import architecture_means, read_round_lists
@@ -232,9 +243,14 @@ def _search_rounds(space: str, manifest: dict) -> tuple[list[dict], Path, list[d
     lists = [row for row in read_round_lists(folder_of_rounds) if row.get("env_id") in ids] \
         if folder_of_rounds.is_dir() else []
     if not lists:
-        return [], path, [], {}
+        return SearchRounds([], path, [], {}, set())
     records = read_protocol_records(require_data(path), manifest["protocol"])
-    return lists, path, records, architecture_means(records)
+    try:
+        read = _read_by(manifest, path)
+    except ValueError as error:  # a data file that does not hold what the bundle read: no round is known unseen
+        logger.warning("model card: no search-round sections: %s", error)
+        read = None
+    return SearchRounds(lists, path, records, architecture_means(records), read)
 
 
 def _judged_cells(judged: dict) -> str:
@@ -247,7 +263,8 @@ def _agents_cell(judged: dict) -> str:
             f"{judged['finals']} incumbents)" if "agents_tau" in judged else "-")
 
 
-def _release_comparison(space: str, folder: Path, manifest: dict, title: str, scored: dict) -> list[str]:
+def _release_comparison(space: str, folder: Path, manifest: dict, title: str, scored: dict,
+                        rounds: SearchRounds) -> list[str]:
     """This bundle against the family's earlier releases of the same protocol (those before it in the catalogue; all
     of them for a bundle folder), on the noise subset, on the newest search round of the family none of them was
     fitted on, and each on the round it chose, with :data:`RELEASE_TARGETS`; [] for a variant bundle, or where
@@ -267,11 +284,11 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
         other_manifest = read_verified_manifest(other, "")
         if other_manifest["protocol"] == manifest["protocol"]:
             earlier.append((name, other, other_manifest))
-    lists, path, records, measured = _search_rounds(space, manifest)
-    if not earlier or not lists:
+    lists, path, records, measured, own_read = rounds
+    if not earlier or not lists or own_read is None:
         return []
     try:
-        read = {name: _read_by(m, path) for name, _, m in [(title, folder, manifest), *earlier]}
+        read = {title: own_read, **{name: _read_by(m, path) for name, _, m in earlier}}
     except ValueError as error:  # a data file that does not hold what a bundle read: no round is known unseen
         logger.warning("model card: no comparison with the earlier release: %s", error)
         return []
@@ -325,7 +342,7 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
     return [""] + lines
 
 
-def _trajectory_section(space: str, folder: Path, manifest: dict, out_dir: Path, title: str) -> list[str]:
+def _trajectory_section(folder: Path, out_dir: Path, title: str, rounds: SearchRounds) -> list[str]:
     """The trajectory test on the search round this bundle chose: how its surrogates predict the round's trainings
     and rank its agents, and the round's RS and RE runs replayed on it with the trained architectures' measured
     accuracies drawn over their anytime curves; [] where the bundle chose no round it was not fitted on."""
@@ -338,14 +355,10 @@ def _trajectory_section(space: str, folder: Path, manifest: dict, out_dir: Path,
     )
     from nas_envs.groundtruth.search_rounds import round_noise_ceiling
 
-    lists, path, records, measured = _search_rounds(space, manifest)
-    if not lists:
+    lists, _, records, measured, read = rounds
+    if not lists or read is None:
         return []
-    try:
-        rows = chosen_round(lists, sha256_file(folder / "manifest.json"), _read_by(manifest, path), set(measured))
-    except ValueError as error:
-        logger.warning("model card: no trajectory test: %s", error)
-        return []
+    rows = chosen_round(lists, sha256_file(folder / "manifest.json"), read, set(measured))
     if len(rows) < 5:
         return []
     number = rows[0]["round"]

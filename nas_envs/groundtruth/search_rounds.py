@@ -180,12 +180,17 @@ def read_round_lists(folder: Path) -> list[dict]:
     return rows
 
 
-def architecture_means(records: list[dict]) -> dict[str, float]:
-    """Per architecture of ``records``, the mean validation accuracy of its trainings."""
-    per_arch: dict[str, list[float]] = collections.defaultdict(list)
+def architecture_trainings(records: list[dict]) -> collections.defaultdict[str, list[float]]:
+    """Per architecture of ``records``, the validation accuracies of its trainings (empty for one never trained)."""
+    per_arch: collections.defaultdict[str, list[float]] = collections.defaultdict(list)
     for record in records:
         per_arch[record["arch"]].append(record["val_accuracy"])
-    return {arch: float(np.mean(values)) for arch, values in per_arch.items()}
+    return per_arch
+
+
+def architecture_means(records: list[dict]) -> dict[str, float]:
+    """Per architecture of ``records``, the mean validation accuracy of its trainings."""
+    return {arch: float(np.mean(values)) for arch, values in architecture_trainings(records).items()}
 
 
 def round_noise_ceiling(records: list[dict], lists: list[dict], rows: list[dict]) -> dict:
@@ -195,9 +200,7 @@ def round_noise_ceiling(records: list[dict], lists: list[dict], rows: list[dict]
     was."""
     from nas_envs.surrogates.metrics import noise_ceilings
 
-    per_arch: dict[str, list[float]] = collections.defaultdict(list)
-    for record in records:
-        per_arch[record["arch"]].append(record["val_accuracy"])
+    per_arch = architecture_trainings(records)
     repeated = [per_arch[arch] for arch in {row["architecture"] for row in lists} if len(per_arch[arch]) >= 2]
     if not repeated or len(rows) < 2:
         return {}
@@ -232,7 +235,8 @@ def round_table(records: list[dict], lists: list[dict], minimum: int = 5) -> lis
     for number in sorted({row["round"] for row in lists}):
         listed = [row for row in lists if row["round"] == number]
         trained = [row for row in listed if row["architecture"] in measured]
-        entry = {"round": number, "bundle": listed[0]["bundle"], "listed": len(listed), **judge(trained),
+        entry = {"round": number, "bundle": listed[0]["bundle"], "listed": len(listed),
+                 "surrogates": list(listed[0]["predicted_val_accuracy"]), **judge(trained),
                  "ceiling": round_noise_ceiling(records, lists, trained) if len(trained) >= minimum else {},
                  "by_agent": {agent: judge([row for row in trained if row["agent"] == agent])
                               for agent in dict.fromkeys(row["agent"] for row in listed)},
@@ -249,8 +253,7 @@ def format_round_table(table: list[dict]) -> str:
     the count trained of those listed and, per surrogate of the bundle that chose the round, R2 / Kendall tau /
     bias in % (noise-free prediction minus measured)."""
     # every surrogate judged (those searched, and the bundle's others: candidates judged before a release)
-    surrogates = list(dict.fromkeys(key for entry in table for key, value in entry.items()
-                                    if isinstance(value, dict) and "bias" in value))
+    surrogates = list(dict.fromkeys(surrogate for entry in table for surrogate in entry["surrogates"]))
     header = f"{'round':<6} {'part':<20} {'trained':>11} {'measured %':>10} " + " ".join(
         f"{s + ': R2 / tau / bias %':>28}" for s in surrogates)
     lines = [header]
