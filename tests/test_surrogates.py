@@ -95,6 +95,23 @@ def test_ridge_ensemble_recovers_a_linear_cost_and_round_trips(tmp_path):
         ensemble.predict(probe[:, :5])
 
 
+def test_a_ridge_fit_writes_the_same_weights_whatever_the_blas_threads():
+    """A bundle refitted on another machine or thread setting must be byte for byte the one a search round named:
+    products this wide sum in another order on two BLAS threads unless the fit pins one."""
+    from threadpoolctl import threadpool_limits
+
+    from nas_envs.surrogates.linear import RidgeEnsemble
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(1500, 400))
+    y = x[:, :3].sum(axis=1, keepdims=True) + rng.normal(size=(1500, 1))
+    fits = []
+    for threads in (1, 2):
+        with threadpool_limits(threads, user_api="blas"):
+            fits.append(RidgeEnsemble.fit(x, y, 1.0, members=2).weights)
+    np.testing.assert_array_equal(*fits)
+
+
 def test_metrics_on_known_values():
     y = np.array([0.80, 0.82, 0.84, 0.86])
     metrics = all_metrics(y, y + 0.001)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from nas_envs.threads import one_thread
+
 #: penalties tried by :func:`cross_validated_alpha`, on standardised features
 ALPHAS = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0)
 
@@ -19,7 +21,8 @@ def _solve(x: np.ndarray, y: np.ndarray, alpha: float) -> tuple[np.ndarray, np.n
     scale[scale == 0] = 1.0
     standard = (x - center) / scale
     y_center = y.mean(axis=0)
-    weights = np.linalg.solve(standard.T @ standard + alpha * np.eye(x.shape[1]), standard.T @ (y - y_center))
+    with one_thread():  # BLAS sums in another order on more threads: the same fit must write the same files
+        weights = np.linalg.solve(standard.T @ standard + alpha * np.eye(x.shape[1]), standard.T @ (y - y_center))
     weights /= scale[:, None]
     return weights, y_center - center @ weights
 
