@@ -1,4 +1,4 @@
-"""A masked PPO policy trained with RLlib on SurrNAS-DARTS-v0: every action it takes is legal.
+"""A masked PPO policy trained with RLlib on SurrNAS-DARTS-v1: every action it takes is legal.
 
     python examples/rllib_masked_ppo.py [--iterations 4]
 
@@ -27,16 +27,16 @@ BATCH = 512  # decisions per iteration: 16 DARTS architectures of 32 decisions
 
 
 def make_env(config: dict) -> gym.Env:
-    return MaskInObservation(gym.make("SurrNAS-DARTS-v0", reward="standardised"))
+    return MaskInObservation(gym.make("SurrNAS-DARTS-v1", reward="standardised"))
 
 
 def train(iterations: int, seed: int = 0) -> list[dict]:
     """Train for ``iterations`` (each on :data:`BATCH` decisions); per iteration the decisions sampled so far and
     the mean return of the episodes completed (NaN before the first)."""
-    register_env("SurrNAS-DARTS-v0-masked", make_env)
+    register_env("SurrNAS-DARTS-v1-masked", make_env)
     config = (
         PPOConfig()
-        .environment("SurrNAS-DARTS-v0-masked")
+        .environment("SurrNAS-DARTS-v1-masked")
         .env_runners(num_env_runners=0)  # sample in the driver: a small example, one process
         .training(train_batch_size=BATCH, minibatch_size=128, num_epochs=4, gamma=1.0)
         .rl_module(rl_module_spec=RLModuleSpec(module_class=ActionMaskingTorchRLModule,

@@ -1,4 +1,4 @@
-"""A masked PPO policy trained with TorchRL on SurrNAS-DARTS-v0: every action it takes is legal.
+"""A masked PPO policy trained with TorchRL on SurrNAS-DARTS-v1: every action it takes is legal.
 
     python examples/torchrl_masked_ppo.py [--frames 4096]
 
@@ -31,7 +31,7 @@ FRAMES_PER_BATCH = 512  # 16 DARTS architectures of 32 decisions
 
 
 def make_env(seed: int) -> TransformedEnv:
-    env = GymWrapper(MaskInObservation(gym.make("SurrNAS-DARTS-v0", reward="standardised")),
+    env = GymWrapper(MaskInObservation(gym.make("SurrNAS-DARTS-v1", reward="standardised")),
                      categorical_action_encoding=True)
     env.set_seed(seed)
     return TransformedEnv(env, ActionMask())

@@ -37,7 +37,7 @@ def main(out: Path) -> dict:
         print(f"  a training with seed {seed}: {bench.evaluate([DARTS_V2], seed=seed)['val_accuracy'][0]:.4f}")
 
     # 3. The same architecture, decision by decision, in the Gymnasium environment.
-    env = gym.make("SurrNAS-DARTS-v0", render_mode="ansi")
+    env = gym.make("SurrNAS-DARTS-v1", render_mode="ansi")
     env.reset(seed=0)
     for action in space.from_string(DARTS_V2):
         _, reward, terminated, _, info = env.step(int(action))
@@ -45,7 +45,7 @@ def main(out: Path) -> dict:
 
     # 4. Random search against regularized evolution, 3 seeds of 12 simulated hours each.
     for agent in ("rs", "re"):
-        run(RunSettings("SurrNAS-DARTS-v0", agent, budget_seconds=12 * 3600), seeds=[0, 1, 2], out=out)
+        run(RunSettings("SurrNAS-DARTS-v1", agent, budget_seconds=12 * 3600), seeds=[0, 1, 2], out=out)
 
     # 5. The anytime plot and the final table.
     table = plot_runs([out], out / "anytime.png", title="tutorial: RS vs RE, 12 simulated hours")

@@ -138,6 +138,8 @@ REPO_ASSETS = Path(__file__).resolve().parent.parent / "assets"
 RELEASED_BUNDLES: dict[str, str] = {
     "darts-v0": "b9b662231ef5fac124e2efea9a476c34077f2cc89e76c99046f9771300e86e8b",
     "darts-mf-v0": "b41f7d4c93400d118ffab627de6c677cffa62c8c9ce0f69fc715d6cb4eb4f473",
+    "darts-v1": "822e18f904722aca290058cb9232c68f0ebbd0308592578d13064dbb977bd378",
+    "darts-mf-v1": "0aebbabbcea7e629ddc944efd6d070a9d6f7ee603a6aec4348fc84b1dab901ab",
     "fbnet-mf-v1": "bd11b4ac901fcb7ea1e5e73e029e65f8e8f5260ca8b94258a76e86e91c4844a9",
     "fbnet-v0": "271c2c1f5ba270dfb57c49472b61cca9b70b671523359277c022f4a72e4907a1",
     "fbnet-v1": "cc647543c4cc4a5f39027bcb08b5f29abdc5c77329564c3ae43c8f35f8a37112",

@@ -10,7 +10,7 @@ from nas_envs.agents.runner import AGENT_NAMES, RunSettings, load_runs, parse_du
 from nas_envs.cli import main
 from nas_envs.spaces.darts import DartsSpace
 
-ENV_ID = "SurrNAS-DARTS-v0"
+ENV_ID = "SurrNAS-DARTS-v1"
 BUDGET = 3 * 3600.0  # about 100 evaluations of about 100 simulated seconds
 
 
@@ -252,7 +252,7 @@ def test_reward_curve_windows_and_cli(tmp_path, capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("env_id", ["SurrNAS-DARTS-v0", "SurrNAS-FBNet-v1", "CitySeg-MOP1-v0", "SurrNAS-DARTS-MF-v0"])
+@pytest.mark.parametrize("env_id", ["SurrNAS-DARTS-v1", "SurrNAS-FBNet-v1", "CitySeg-MOP1-v0", "SurrNAS-DARTS-MF-v1"])
 @pytest.mark.parametrize("agent", AGENT_NAMES)
 def test_every_agent_runs_on_every_kind_of_environment(tmp_path, env_id, agent):
     out = tmp_path / "runs"

@@ -113,12 +113,12 @@ def test_a_changed_released_bundle_is_refused(tmp_path, monkeypatch):
     for copy in ("faithful", "changed"):
         shutil.copytree(packaged_bundle("darts-v0"), tmp_path / copy / "models" / "darts-v0")
     monkeypatch.setenv("NAS_ENVS_ASSETS", str(tmp_path / "faithful"))
-    assert nas_envs.make_benchmark("darts").evaluate(DARTS_V2, noise=False)["val_accuracy"][0] > 0.5
+    assert nas_envs.make_benchmark("darts", bundle="darts-v0").evaluate(DARTS_V2, noise=False)["val_accuracy"][0] > 0.5
     manifest = tmp_path / "changed" / "models" / "darts-v0" / "manifest.json"
     manifest.write_text(manifest.read_text().replace('"seed": 0', '"seed": 1', 1))  # a refit, say
     monkeypatch.setenv("NAS_ENVS_ASSETS", str(tmp_path / "changed"))
     with pytest.raises(AssetError, match="not the released manifest"):
-        nas_envs.make_benchmark("darts").evaluate(DARTS_V2)
+        nas_envs.make_benchmark("darts", bundle="darts-v0").evaluate(DARTS_V2)
 
 
 def test_unknown_benchmark_and_surrogate():

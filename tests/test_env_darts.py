@@ -14,7 +14,7 @@ from nas_envs import BudgetExhaustedError
 from nas_envs.envs.sequential import InvalidActionError
 from nas_envs.spaces.darts import DartsSpace
 
-ENV_ID = "SurrNAS-DARTS-v0"
+ENV_ID = "SurrNAS-DARTS-v1"
 SPACE = DartsSpace()
 
 
@@ -149,7 +149,7 @@ def test_strict_budget_raises_on_reset_once_spent():
 
 
 def test_vector_copies_over_budget_truncate_without_evaluating():
-    envs = gym.make_vec(ENV_ID, num_envs=3, vectorization_mode="vector_entry_point", budget_seconds=150.0)
+    envs = gym.make_vec(ENV_ID, num_envs=3, vectorization_mode="vector_entry_point", budget_seconds=120.0)
     envs.reset(seed=0)
     truncated_seen = False
     for _ in range(SPACE.num_decisions * 4):
@@ -263,7 +263,7 @@ def test_learning_rewards_are_the_score_against_random_architectures(reward):
 
 @pytest.mark.parametrize("mode", ["vector_entry_point", "sync"])
 def test_the_readmes_vector_sampling_idiom_works_in_every_vectorization_mode(mode):
-    envs = gym.make_vec("SurrNAS-DARTS-v0", num_envs=3, vectorization_mode=mode)
+    envs = gym.make_vec("SurrNAS-DARTS-v1", num_envs=3, vectorization_mode=mode)
     _, info = envs.reset(seed=0)
     envs.action_space.seed(0)
     for _ in range(32):

@@ -29,9 +29,9 @@ def quick_run(env_id, agent, out, seeds=(0,), budget=1800.0):
 
 def test_a_folder_of_two_environments_plots_one_figure_each(tmp_path):
     quick_run("CitySeg-MOP3-v0", "re", tmp_path)
-    quick_run("SurrNAS-DARTS-v0", "rs", tmp_path)
+    quick_run("SurrNAS-DARTS-v1", "rs", tmp_path)
     figures = plot_run_folders([tmp_path], tmp_path / "m.png")
-    assert set(figures) == {"CitySeg-MOP3-v0", "SurrNAS-DARTS-v0"}
+    assert set(figures) == {"CitySeg-MOP3-v0", "SurrNAS-DARTS-v1"}
     assert all(path.is_file() and path.name == f"m-{env}.png" for env, (path, _) in figures.items())
     assert "hypervolume_mean" in figures["CitySeg-MOP3-v0"][1]["re"]
     with pytest.raises(ValueError, match="2 environments"):
@@ -40,7 +40,7 @@ def test_a_folder_of_two_environments_plots_one_figure_each(tmp_path):
 
 
 def test_every_figure_option_is_spelt_plot_and_names_the_file_it_writes(tmp_path, capsys):
-    quick_run("SurrNAS-DARTS-v0", "rs", tmp_path)
+    quick_run("SurrNAS-DARTS-v1", "rs", tmp_path)
     assert main(["plot", str(tmp_path), "--plot", str(tmp_path / "anytime")]) == 0
     assert f"wrote {tmp_path / 'anytime.png'}" in capsys.readouterr().out
     assert (tmp_path / "anytime.png").is_file() and not (tmp_path / "anytime").exists()
@@ -80,13 +80,13 @@ def test_a_command_whose_extra_is_missing_names_it_in_one_line(tmp_path, module,
 
 def test_the_gin_surrogate_without_its_extra_is_refused_at_make():
     code = ("import sys; sys.modules['torch_geometric'] = None\nimport gymnasium as gym, nas_envs\n"
-            "try:\n    gym.make('SurrNAS-DARTS-v0', surrogate='gin')\nexcept ImportError as e:\n    print(e)")
+            "try:\n    gym.make('SurrNAS-DARTS-v1', surrogate='gin')\nexcept ImportError as e:\n    print(e)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "nas-envs[gin]" in result.stdout
 
 
 def test_the_single_env_mask_idiom_works_on_the_vector_env():
-    env = gym.make_vec("SurrNAS-DARTS-v0", num_envs=4, vectorization_mode="vector_entry_point")
+    env = gym.make_vec("SurrNAS-DARTS-v1", num_envs=4, vectorization_mode="vector_entry_point")
     _, info = env.reset(seed=0)
     env.action_space.seed(0)
     for _ in range(70):
@@ -101,11 +101,11 @@ def test_unknown_ids_get_the_closest_one(capsys):
     assert nas_envs.closest_env_id("cityseg-mop3-v0") == "CitySeg-MOP3-v0"
     assert main(["run", "--env", "SurrNAS-Darts-v0", "--agent", "rs", "--budget", "1h", "--out", "x"]) == 2
     assert "did you mean 'SurrNAS-DARTS-v0'" in capsys.readouterr().err
-    assert gym.make("nas_envs:SurrNAS-DARTS-v0").spec.id == "SurrNAS-DARTS-v0"  # the id form without the import
+    assert gym.make("nas_envs:SurrNAS-DARTS-v1").spec.id == "SurrNAS-DARTS-v1"  # the id form without the import
 
 
 def test_quiet_works_after_the_command_and_curve_says_why_it_is_empty(tmp_path, capsys):
-    quick_run("SurrNAS-DARTS-v0", "rs", tmp_path)
+    quick_run("SurrNAS-DARTS-v1", "rs", tmp_path)
     assert main(["curve", str(tmp_path), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "fewer than one window of 100" in err and "--window" in err
@@ -146,7 +146,7 @@ def test_own_bundles_with_broken_files_name_the_file(tmp_path, broken):
 ])
 def test_keyword_values_are_checked_where_they_are_given(kwargs, error, words):
     with pytest.raises(error, match=words):
-        gym.make("SurrNAS-DARTS-v0", **kwargs)
+        gym.make("SurrNAS-DARTS-v1", **kwargs)
 
 
 def test_a_problem_given_as_a_string_of_its_number_is_that_problem():
@@ -158,7 +158,7 @@ def test_a_problem_given_as_a_string_of_its_number_is_that_problem():
 
 
 def test_reset_options_are_checked():
-    env = gym.make("SurrNAS-DARTS-v0").unwrapped
+    env = gym.make("SurrNAS-DARTS-v1").unwrapped
     with pytest.raises(TypeError, match=r"options\['reset_budget'\] must be True or False"):
         env.reset(options={"reset_budget": "no"})
     with pytest.raises(TypeError, match="reset options must be a dict"):
@@ -207,7 +207,7 @@ def test_the_pymoo_adapter_checks_its_noise_flag():
 
 
 def test_run_folder_readers_skip_and_name_what_cannot_count(tmp_path, caplog):
-    folder = quick_run("SurrNAS-DARTS-v0", "rs", tmp_path / "runs", seeds=(0, 1, 2))
+    folder = quick_run("SurrNAS-DARTS-v1", "rs", tmp_path / "runs", seeds=(0, 1, 2))
     other = quick_run("SurrNAS-FBNet-v1", "rs", tmp_path / "other")
     shutil.copy(other / "seed_0.jsonl", folder / "seed_5.jsonl")  # another environment's run
     shutil.copy(folder / "seed_0.jsonl", folder / "seed_0 (copy).jsonl")
@@ -223,7 +223,7 @@ def test_run_folder_readers_skip_and_name_what_cannot_count(tmp_path, caplog):
     assert sorted(group.seeds) == [0, 6]
     for name in ("seed_5", "seed_0 (copy)", "seed_1", "seed_2", "seed_7"):
         assert name in caplog.text
-    again = run(RunSettings(env_id="SurrNAS-DARTS-v0", agent="rs", budget_seconds=1800.0), [0, 1, 2], tmp_path / "runs")
+    again = run(RunSettings(env_id="SurrNAS-DARTS-v1", agent="rs", budget_seconds=1800.0), [0, 1, 2], tmp_path / "runs")
     assert sorted(load_run_groups([again.parent])[0].seeds) == [0, 1, 2, 6]  # the empty and the truncated: rerun
     (folder / "run.json").write_text("{}")
     with pytest.raises(ValueError, match="run.json is not a run record"):
@@ -295,7 +295,7 @@ def test_command_messages_reach_the_stderr_of_the_moment():
     (["moea", "--evaluations", "0"], "argument --evaluations: must be an integer >= 1, got 0"),
     (["collect", "darts", "--n", "-1"], "argument --n: must be an integer >= 1, got -1"),
     (["collect", "darts", "--n", "2", "--seeds", "0"], "argument --seeds: must be an integer >= 1, got 0"),
-    (["run", "--env", "SurrNAS-DARTS-v0", "--agent", "rs", "--budget", "1h", "--seeds", "x"],
+    (["run", "--env", "SurrNAS-DARTS-v1", "--agent", "rs", "--budget", "1h", "--seeds", "x"],
      "argument --seeds: must be an integer, got 'x'"),
 ])
 def test_command_line_numbers_are_checked_where_they_are_given(argv, words, capsys):

@@ -16,7 +16,7 @@ from nas_envs.envs.sequential import InvalidActionError
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import InvalidArchitectureError
 
-ENV_IDS = ["SurrNAS-DARTS-v0", "SurrNAS-FBNet-v1", "CitySeg-MOP15-v0", "SurrNAS-DARTS-MF-v0"]
+ENV_IDS = ["SurrNAS-DARTS-v1", "SurrNAS-FBNet-v1", "CitySeg-MOP15-v0", "SurrNAS-DARTS-MF-v1"]
 BENCHMARKS = ["darts", "fbnet", "cityseg-mop15"]
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

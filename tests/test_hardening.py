@@ -12,7 +12,7 @@ from nas_envs.assets import AssetError, packaged_bundle
 from nas_envs.envs.sequential import InvalidActionError
 from nas_envs.spaces.base import InvalidArchitectureError
 
-ENV_ID = "SurrNAS-DARTS-v0"
+ENV_ID = "SurrNAS-DARTS-v1"
 
 
 @pytest.mark.parametrize("action", [0.9, 2.7, "0", None, np.nan, np.inf, True, np.array([0.0]), np.array([0, 1])])

@@ -166,7 +166,7 @@ def test_a_minari_dataset_replays_in_its_recovered_environment(tmp_path, monkeyp
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
     from nas_envs.interop.minari_datasets import write_dataset
 
-    dataset = write_dataset("SurrNAS-DARTS-v0", "rs", episodes=3, seed=0, noise=False)
+    dataset = write_dataset("SurrNAS-DARTS-v1", "rs", episodes=3, seed=0, noise=False)
     env = gym.make(dataset.spec.env_spec, noise=False)
     for episode in dataset.iterate_episodes():
         observation, _ = env.reset(seed=0)
@@ -183,7 +183,7 @@ def test_the_mask_in_the_observation_passes_gymnasiums_checker_and_is_the_enviro
 
     from nas_envs.interop.masks import MaskInObservation
 
-    for env_id in ("SurrNAS-DARTS-v0", "SurrNAS-FBNet-v1", "CitySeg-MOP2-v0", "SurrNAS-DARTS-MF-v0"):
+    for env_id in ("SurrNAS-DARTS-v1", "SurrNAS-FBNet-v1", "CitySeg-MOP2-v0", "SurrNAS-DARTS-MF-v1"):
         env = MaskInObservation(gym.make(env_id))
         with pytest.warns(UserWarning, match="different from the unwrapped"):  # the checker's note on wrappers
             check_env(env, skip_render_check=True)
@@ -250,7 +250,7 @@ def test_syne_tune_replays_the_multi_fidelity_benchmark_on_its_simulated_clock(t
     from nas_envs.interop.syne_tune import ELAPSED_TIME, EPOCH, blackbox
 
     monkeypatch.setenv("SYNETUNE_FOLDER", str(tmp_path))
-    box = blackbox("SurrNAS-DARTS-MF-v0", seed=0)
+    box = blackbox("SurrNAS-DARTS-MF-v1", seed=0)
     configuration = {name: domain.sample(random_state=np.random.RandomState(0))
                      for name, domain in box.configuration_space.items()}
     table = box.objective_function(configuration, seed=3)

@@ -1,4 +1,4 @@
-"""SurrNAS-DARTS-MF-v0 and SurrNAS-FBNet-MF-v1: architectures trained epoch by epoch on their learning curves,
+"""SurrNAS-DARTS-MF-v0, SurrNAS-DARTS-MF-v1 and SurrNAS-FBNet-MF-v1: architectures trained epoch by epoch on their learning curves,
 freeze-thaw, and the multi-fidelity agents of 'nas-envs run'."""
 
 import json
@@ -12,12 +12,14 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import nas_envs
 from nas_envs.agents.runner import load_runs
+from nas_envs.assets import resolve_bundle
 from nas_envs.cli import main
 
-ENV_ID = "SurrNAS-DARTS-MF-v0"
+ENV_ID = "SurrNAS-DARTS-MF-v1"
 EPOCHS = 4
 #: (multi-fidelity id, its family's benchmark, its bundle): the environment tests run on each
-MF_IDS = [("SurrNAS-DARTS-MF-v0", "darts", "darts-mf-v0"), ("SurrNAS-FBNet-MF-v1", "fbnet", "fbnet-mf-v1")]
+MF_IDS = [("SurrNAS-DARTS-MF-v0", "darts", "darts-mf-v0"), ("SurrNAS-DARTS-MF-v1", "darts", "darts-mf-v1"),
+          ("SurrNAS-FBNet-MF-v1", "fbnet", "fbnet-mf-v1")]
 each_mf_id = pytest.mark.parametrize("env_id, family, mf_bundle", MF_IDS)
 
 
@@ -42,7 +44,8 @@ def test_gymnasium_and_sb3_checkers_pass_without_a_warning(env_id, family, mf_bu
 def test_the_fully_trained_architecture_is_that_of_the_base_benchmark_and_its_curve_the_benchmark_s(
         env_id, family, mf_bundle):
     env = gym.make(env_id, noise=False).unwrapped
-    bench = nas_envs.make_benchmark(family)
+    base = json.loads((resolve_bundle(mf_bundle)[0] / "manifest.json").read_text())["base"]
+    bench = nas_envs.make_benchmark(family, bundle=base)
     mf = nas_envs.make_benchmark(family, bundle=mf_bundle)
     genes = env.space.sample(seed=3)
     env.reset(seed=0)
@@ -203,9 +206,9 @@ def test_successive_halving_and_hyperband_run_from_the_command_line_beside_full_
 
 def test_multi_fidelity_agents_are_refused_on_other_environments(tmp_path, capsys):
     out = tmp_path / "runs"
-    assert main(["run", "--env", "SurrNAS-DARTS-v0", "--agent", "hyperband", "--budget", "1h", "--out",
+    assert main(["run", "--env", "SurrNAS-DARTS-v1", "--agent", "hyperband", "--budget", "1h", "--out",
                  str(out)]) == 2
-    assert "needs a multi-fidelity environment (SurrNAS-DARTS-MF-v0, SurrNAS-FBNet-MF-v1)" in capsys.readouterr().err
+    assert "needs a multi-fidelity environment (SurrNAS-DARTS-MF-v0, SurrNAS-DARTS-MF-v1, SurrNAS-FBNet-MF-v1)" in capsys.readouterr().err
     assert not out.exists()
 
 
@@ -236,10 +239,10 @@ def test_a_bundle_takes_unchanged_files_from_its_base_release_and_checks_them_it
 
 
 def test_a_budget_too_small_for_one_evaluation_names_the_smallest_that_works(tmp_path, capsys):
-    assert main(["run", "--env", ENV_ID, "--agent", "sh", "--budget", "10m", "--seeds", "1",
+    assert main(["run", "--env", ENV_ID, "--agent", "sh", "--budget", "5m", "--seeds", "1",
                  "--out", str(tmp_path)]) == 2
     error = capsys.readouterr().err
     smallest = int(error.rsplit("give a budget of at least ", 1)[1].strip().removesuffix("m"))
-    assert "nothing was evaluated within the budget of 600 simulated seconds" in error and smallest > 10
+    assert "nothing was evaluated within the budget of 300 simulated seconds" in error and smallest > 5
     assert main(["--quiet", "run", "--env", ENV_ID, "--agent", "sh", "--budget", f"{smallest}m", "--seeds", "1",
                  "--out", str(tmp_path / "enough")]) == 0

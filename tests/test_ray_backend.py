@@ -30,7 +30,7 @@ def test_collect_on_ray_gives_the_same_records_as_local_workers(tmp_path):
 
 
 def test_runner_seeds_on_ray_match_local_runs(tmp_path):
-    settings = RunSettings("SurrNAS-DARTS-v0", "re", 4 * 3600.0)
+    settings = RunSettings("SurrNAS-DARTS-v1", "re", 4 * 3600.0)
     run(settings, [0, 1], tmp_path / "ray", workers=2, backend="ray")
     run(settings, [0, 1], tmp_path / "local", workers=1)
     assert load_runs(tmp_path / "ray") == load_runs(tmp_path / "local")
@@ -39,7 +39,7 @@ def test_runner_seeds_on_ray_match_local_runs(tmp_path):
 def test_a_grid_on_ray_writes_the_same_files_as_a_grid_on_local_workers(tmp_path):
     from nas_envs.agents.runner import run_grid
 
-    envs, agents = ["SurrNAS-DARTS-v0", "CitySeg-MOP2-v0"], ["rs", "re"]
+    envs, agents = ["SurrNAS-DARTS-v1", "CitySeg-MOP2-v0"], ["rs", "re"]
     on_ray = run_grid(envs, agents, [0, 1], tmp_path / "ray", 2 * 3600.0, workers=2, backend="ray")
     local = run_grid(envs, agents, [0, 1], tmp_path / "local", 2 * 3600.0, workers=1)
     assert [f.relative_to(tmp_path / "ray") for f in on_ray] == [f.relative_to(tmp_path / "local") for f in local]

@@ -605,9 +605,11 @@ def test_a_stack_weighs_its_members_out_of_fold_and_predicts_as_its_files_say(tm
 def test_the_stack_surrogate_is_refused_where_a_bundle_has_none():
     import nas_envs
 
-    bench = nas_envs.make_benchmark("darts", surrogate="stack")
+    bench = nas_envs.make_benchmark("darts", surrogate="stack", bundle="darts-v0")
     with pytest.raises(FileNotFoundError, match="no 'stack' model is bundled.*nas-envs fit darts --model stack"):
         bench.evaluate(bench.space.sample(1, seed=0))
+    released = nas_envs.make_benchmark("darts", surrogate="stack", bundle="darts-v1")  # released with one
+    assert 0.8 < released.evaluate(released.space.sample(1, seed=0), noise=False)["val_accuracy"][0] < 0.9
 
 
 @pytest.mark.slow

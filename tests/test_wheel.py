@@ -35,7 +35,7 @@ CORE_CHECK = textwrap.dedent(
         assert all(len(v) == 100 for v in out.values())
     heavy = [m for m in ("torch", "xgboost", "scipy", "matplotlib", "pymoo", "optuna") if m in sys.modules]
     assert not heavy, heavy
-    env = gym.make("SurrNAS-DARTS-v0", render_mode="rgb_array")
+    env = gym.make("SurrNAS-DARTS-v1", render_mode="rgb_array")
     env.reset(seed=0)
     try:
         env.render()
@@ -91,7 +91,7 @@ def test_the_wheel_runs_outside_the_checkout(tmp_path):
     # The README's main job with the plotting extra: an anytime plot of two agents.
     run([python, "-m", "pip", "install", "-q", f"{wheel}[plot]"], cwd=elsewhere)
     for agent in ("rs", "re"):
-        run([str(venv / "bin" / "nas-envs"), "run", "--env", "SurrNAS-DARTS-v0", "--agent", agent, "--budget", "6h",
+        run([str(venv / "bin" / "nas-envs"), "run", "--env", "SurrNAS-DARTS-v1", "--agent", agent, "--budget", "6h",
              "--seeds", "2", "--out", "runs"], cwd=elsewhere)
     printed = run([str(venv / "bin" / "nas-envs"), "plot", "runs", "-o", "anytime.png"], cwd=elsewhere)
     assert "re" in printed and (elsewhere / "anytime.png").stat().st_size > 0

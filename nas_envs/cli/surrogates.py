@@ -83,7 +83,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
     evaluate = commands.add_parser("evaluate-surrogate", help="quality metrics of a bundled surrogate")
     evaluate.add_argument("space", choices=[f.name for f in FAMILIES.values() if f.surrogates])
-    evaluate.add_argument("--model", default="xgb", choices=["xgb", "gin", "xgb+gin", "runtime"],
+    evaluate.add_argument("--model", default="xgb", choices=["xgb", "gin", "xgb+gin", "stack", "runtime"],
                           help="xgb+gin: both accuracy ensembles averaged, as the benchmark's surrogate='xgb+gin'")
     evaluate.add_argument("--bundle", default=None, help="a released bundle (e.g. darts-v0; default: the space's "
                           "newest) or a folder written by 'nas-envs fit'")

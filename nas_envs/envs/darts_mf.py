@@ -59,12 +59,12 @@ class SurrNASDartsMFEnv(SurrNASDartsEnv):
     ```python
     import gymnasium as gym
     import nas_envs
-    env = gym.make("SurrNAS-DARTS-MF-v0", budget_seconds=None, noise=True, surrogate="xgb", render_mode=None,
+    env = gym.make("SurrNAS-DARTS-MF-v1", budget_seconds=None, noise=True, surrogate="xgb", render_mode=None,
                    strict_budget=False, reward="accuracy")
     ```
 
     As for ``SurrNAS-DARTS``; ``bundle`` must hold a ``curve`` model (``nas-envs fit darts --model curve --out
-    DIR`` adds one to a bundle folder). A native vector environment: ``gym.make_vec("SurrNAS-DARTS-MF-v0",
+    DIR`` adds one to a bundle folder). A native vector environment: ``gym.make_vec("SurrNAS-DARTS-MF-v1",
     num_envs=8, vectorization_mode="vector_entry_point")``; its ``info`` holds ``epochs_trained`` and
     ``epoch_val_accuracy`` for the copies that trained an epoch in the step (flagged by
     ``info["_epoch_val_accuracy"]``) and ``already_trained`` (flagged by ``info["_already_trained"]``).
@@ -74,6 +74,8 @@ class SurrNASDartsMFEnv(SurrNASDartsEnv):
     * v0: bundle ``darts-mf-v0``: the accuracy, runtime and cost models of ``darts-v0`` unchanged (a fully trained
       architecture's objectives are those of ``SurrNAS-DARTS-v0``) and a ``curve`` model fitted on the learning
       curves of protocol ``darts-fmnist14-c8l8-e4-v1``.
+    * v1: bundle ``darts-mf-v1``: the models of ``darts-v1`` unchanged and a ``curve`` model fitted on the learning
+      curves of the same 2,211 lines that ``darts-v1`` read. Its version follows the bundle it extends.
     """
 
     multi_fidelity = True

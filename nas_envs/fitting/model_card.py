@@ -339,6 +339,11 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
     lines.append(f"| target | | >= {targets['noise_r2']:.2f} | >= {targets['noise_sparse_tau']:.2f} | "
                  f">= {targets['round_r2']:.2f} | >= {targets['round_tau']:.2f} | within "
                  f"+-{100 * targets['round_bias']:.2f} % | >= {targets['agents_tau']:.2f} | |")
+    if ceiling and (ceiling["r2"] < targets["round_r2"] or ceiling["kendall_tau"] < targets["round_tau"]):
+        lines += ["", f"On round {rows[0]['round']} what seed noise allows is below the round targets: no model of the "
+                  "expected values meets them against these trainings, and a model is read against that ceiling."]
+    lines += ["", "The levers of the fitting recipe (features, ensemble members, losses, targets), each measured and "
+              "kept or not before a release: the section on levers in `docs/quality.md`."]
     return [""] + lines
 
 
