@@ -227,8 +227,13 @@ def _sha256(content: bytes) -> str:
 
 
 def inputs_sha256() -> str:
-    """One digest of every tracked file the command pages read, by path and content (the working tree's)."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--", *COMMAND_INPUTS], cwd=ROOT, check=True,
+    """One digest of every tracked file the command pages read, by path and content (the working tree's): those of
+    :data:`COMMAND_INPUTS` and the recorded readings of the levers that model cards show."""
+    from nas_envs.fitting.model_card import RECIPE_LEVERS
+
+    readings = [(OUTPUTS / f"{name}.json").relative_to(ROOT).as_posix()
+                for _, levers in RECIPE_LEVERS.values() for lever in levers for name in lever.readings]
+    listed = subprocess.run(["git", "ls-files", "-z", "--", *COMMAND_INPUTS, *readings], cwd=ROOT, check=True,
                             capture_output=True).stdout.decode().split("\0")
     digest = hashlib.sha256()
     for name in sorted(filter(None, listed)):

@@ -4,11 +4,12 @@ same values bit for bit. Prints the number of values and their SHA-256.
     python scripts/fingerprint.py
     PYTHONPATH=OTHER_CHECKOUT python scripts/fingerprint.py   # the same script against other code
 
-Covers every family's ``evaluate`` (DARTS and FBNet with each accuracy surrogate of the default bundle, noisy and not, on batches of 1,
-5, 10 and 100 architectures: the one-row, small-batch and merged tree walkers; all 15 CitySeg problems and every
-CitySeg objective with the cost features), and seeded episodes of single environments (DARTS with and without a
-budget, FBNet, DARTS-MF, CitySeg): observations, rewards, ends and simulated clocks, with an illegal action now and
-then. Meant for changes that should not change results (speed, refactoring); a change of rounding anywhere shows.
+Covers every family's ``evaluate`` (DARTS and FBNet with each accuracy surrogate of the default bundle, noisy and
+not, on batches of 1, 5, 10 and 100 architectures: the one-row, small-batch and merged tree walkers; all 15 CitySeg
+problems and every CitySeg objective with the cost features), and seeded episodes of single environments (DARTS
+with and without a budget, FBNet, DARTS-MF, CitySeg): observations, rewards, ends and simulated clocks, with a
+masked action now and then. Meant for changes that should not change results (speed, refactoring); a change of
+rounding anywhere shows.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""SurrNAS-DARTS-MF-v0, SurrNAS-DARTS-MF-v1 and SurrNAS-FBNet-MF-v1: architectures trained epoch by epoch on their learning curves,
-freeze-thaw, and the multi-fidelity agents of 'nas-envs run'."""
+"""SurrNAS-DARTS-MF-v0, SurrNAS-DARTS-MF-v1 and SurrNAS-FBNet-MF-v1: architectures trained epoch by epoch on their
+learning curves, freeze-thaw, and the multi-fidelity agents of 'nas-envs run'."""
 
 import json
 import warnings
@@ -208,7 +208,8 @@ def test_multi_fidelity_agents_are_refused_on_other_environments(tmp_path, capsy
     out = tmp_path / "runs"
     assert main(["run", "--env", "SurrNAS-DARTS-v1", "--agent", "hyperband", "--budget", "1h", "--out",
                  str(out)]) == 2
-    assert "needs a multi-fidelity environment (SurrNAS-DARTS-MF-v0, SurrNAS-DARTS-MF-v1, SurrNAS-FBNet-MF-v1)" in capsys.readouterr().err
+    assert ("needs a multi-fidelity environment (SurrNAS-DARTS-MF-v0, SurrNAS-DARTS-MF-v1, SurrNAS-FBNet-MF-v1)"
+            in capsys.readouterr().err)
     assert not out.exists()
 
 

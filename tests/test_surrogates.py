@@ -459,13 +459,18 @@ def test_the_model_card_shows_what_evaluate_surrogate_computes(tmp_path):
     from nas_envs.fitting.surrogate_fit import assess_bundle
 
     assert main(["model-card", "darts", "--out", str(tmp_path)]) == 0
-    card = (tmp_path / "darts-v0.md").read_text()
-    for kind in ("xgb", "gin", "xgb+gin"):
+    card = (tmp_path / "darts-v1.md").read_text()
+    for kind in ("xgb", "gin", "xgb+gin", "stack"):
         noise = assess_bundle("darts", kind)["noise_subset"]["val_accuracy"]
         row = [line for line in card.splitlines() if line.startswith(f"| {kind} | ") and "%" in line][0]
         assert f"| {noise['surrogate_r2']:.2f} | {noise['surrogate_sparse_kendall_tau']:.2f} | " \
                f"{100 * noise['surrogate_mae']:.2f} % |" in row
-    assert (tmp_path / "darts-v0-scatter.png").stat().st_size > 0 and "trained for real" in card
+    assert (tmp_path / "darts-v1-scatter.png").stat().st_size > 0
+    # darts-v1 chose search round 4 and is judged there, against darts-v0 on the newest complete round neither
+    # read, with the levers of its recipe as recorded
+    assert "## Trajectory test: search round 4, which this bundle chose" in card
+    assert "| `darts-v0` | xgb+gin |" in card and "| what seed noise allows |" in card
+    assert "## Levers of the fitting recipe" in card and "$ python studies/gin_settings.py" in card
 
 
 def test_a_fit_cross_validates_its_leaf_size_and_records_it(tmp_path):
@@ -634,8 +639,11 @@ def test_a_release_is_judged_on_the_newest_round_none_of_its_data_holds_and_agen
 
     lists = [row(0, "a"), row(0, "b"), row(1, "c"), row(1, "d"), row(2, "e"), row(2, "f")]
     assert newest_unseen_round(lists, fitted_on={"a", "c"}, trained={"a", "e", "f"}) == [row(2, "e"), row(2, "f")]
-    # round 2 was fitted on: round 1 is the newest that was not, and only its trained rows count
-    assert newest_unseen_round(lists, fitted_on={"a", "f"}, trained={"c"}) == [row(1, "c")]
+    # round 2 was fitted on: round 1 is the newest that was not, once it is trained in full
+    assert newest_unseen_round(lists, fitted_on={"a", "f"}, trained={"c", "d"}) == [row(1, "c"), row(1, "d")]
+    assert newest_unseen_round(lists, fitted_on={"a", "f"}, trained={"c"}) == []
+    # a round still in training is passed over for the newest complete one
+    assert newest_unseen_round(lists, fitted_on=set(), trained={"a", "b", "c", "d", "e"}) == [row(1, "c"), row(1, "d")]
     assert newest_unseen_round(lists, fitted_on={"a", "c", "e"}, trained={"a"}) == []
     # the round a bundle chose is known by its manifest's sha256, and counts only where it was never fitted on
     chosen = [{**row, "bundle_sha256": "b" if row["round"] == 1 else "a"} for row in lists]

@@ -32,6 +32,34 @@ ACCURACY_KINDS = ("xgb", "gin", "xgb+gin")
 #: mean bias as a fraction, either sign) and how alike the round's final incumbents rank the agents (Kendall tau)
 RELEASE_TARGETS = {"noise_r2": 0.70, "noise_sparse_tau": 0.70, "round_r2": 0.6, "round_tau": 0.6,
                    "round_bias": 0.0015, "agents_tau": 0.8}
+#: where ``scripts/record_output.py`` keeps the recorded outputs of studies (in a checkout)
+RECORDINGS = REPO_ASSETS.parent / "docs" / "results" / "outputs"
+
+
+class Lever(NamedTuple):
+    """A change of a family's fitting recipe, measured before a release: what it is, the recorded readings, and what
+    the recipe did with it."""
+
+    what: str
+    readings: tuple[str, ...]  # names of recorded outputs in RECORDINGS
+    verdict: str
+
+
+#: per family, the features version from which its fits read the recipe these levers shaped, and the levers
+RECIPE_LEVERS: dict[str, tuple[int, tuple[Lever, ...]]] = {"darts": (2, (
+    Lever("Neural graph features of the cells (the space's features version 2) against version 1, the XGB recipe "
+          "on the same records: on the noise subset, and in 5-fold cross-validation",
+          ("xgb_features_darts_graph", "xgb_features_darts_graph_cv"), "kept: every model reads version 2"),
+    Lever("A third, differently biased member: XGB, a bootstrap ridge and XGBoost's random-forest mode weighted on "
+          "out-of-fold predictions, against XGB alone", ("xgb_stacking_darts",),
+          "kept as the model kind `stack` (`surrogate=\"stack\"`, torch-free)"),
+    Lever("The GIN's pairwise ranking loss: `{}` is the recipe (weight 1), `{\"ranking_weight\": 0.0}` none; the "
+          "second reading's recipe line is the first line of the multi-task reading below (the same records)",
+          ("gin_ranking_loss_darts", "gin_ranking_loss_darts_second"),
+          "kept at weight 1: it trades about as much R2 for ranking as readings move"),
+    Lever("Earlier epochs' validation accuracy and the validation loss as further GIN targets (multi-task), never "
+          "read by a query", ("gin_multi_task_darts",), "not kept: no lift beyond what readings move"),
+))}
 
 
 def _pct(value: float) -> str:
@@ -45,7 +73,7 @@ def _quality_rows(space: str, bundle: Path) -> tuple[list[str], dict]:
 
     rows, scored = [], {}
     models = read_verified_manifest(bundle, "")["models"]
-    for kind in ACCURACY_KINDS:
+    for kind in (*ACCURACY_KINDS, "stack"):
         if any(part not in models for part in kind.split("+")):
             continue
         logger.info("model card: scoring %s", kind)
@@ -197,6 +225,7 @@ def _surrogate_card(space: str, folder: Path, manifest: dict, out_dir: Path, tit
     if "curve" in models:
         lines += ["", *_curve_rows(models["curve"], manifest["data"].get("learning_curves") or {})]
     lines += ["", *_noise_rows(space, folder, [kind for kind in ACCURACY_KINDS if kind in scored])]
+    lines += _lever_rows(space, models)
     rounds = _search_rounds(space, manifest)
     lines += _release_comparison(space, folder, manifest, title, scored, rounds)
     lines += _trajectory_section(folder, out_dir, title, rounds)
@@ -229,6 +258,27 @@ class SearchRounds(NamedTuple):
     records: list[dict]  # that file's records
     measured: dict[str, float]  # per architecture trained there, the mean of its trainings
     read: set[str] | None  # the architectures of the data lines the bundle read; None where the file lacks them
+
+
+def _lever_rows(space: str, models: dict) -> list[str]:
+    """The levers measured for the recipe a bundle was fitted with, each with its recorded readings; [] for a bundle
+    fitted before them, or outside a checkout (no recordings)."""
+    since, levers = RECIPE_LEVERS.get(space, (0, ()))
+    version = max((entry.get("feature_version", 1) for entry in models.values()), default=1)
+    if not levers or version < since or not RECORDINGS.is_dir():
+        return []
+    lines = ["", "## Levers of the fitting recipe", "",
+             "Each change of the recipe was measured on the noise subset before this release, and kept or not as "
+             "each says; the readings as recorded (`python scripts/record_output.py NAME -- COMMAND` reruns one).",
+             ""]
+    for lever in levers:
+        lines += [f"- {lever.what}. {lever.verdict[0].upper()}{lever.verdict[1:]}.", ""]
+        for name in lever.readings:
+            recorded = json.loads((RECORDINGS / f"{name}.json").read_text())
+            lines += [f"  Recorded on {recorded['date']} at commit `{recorded['commit']}` ({recorded['machine']}):", "",
+                      "  ```", f"  $ {recorded['command']}",
+                      *(f"  {line}" for line in recorded["output"].rstrip("\n").splitlines()), "  ```", ""]
+    return lines[:-1]
 
 
 def _search_rounds(space: str, manifest: dict) -> SearchRounds:
@@ -297,9 +347,10 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
         return []
     lines = ["## Against the earlier release, on data neither was fitted on", "",
              "Each accuracy surrogate of this bundle and of the family's earlier releases of the same protocol, on the "
-             f"noise subset's seed means and on search round {rows[0]['round']} ({len(rows)} architectures trained, "
-             "none of them in the data any of these bundles read): R2, Kendall tau and bias (noise-free prediction "
-             "minus measured, mean of the trainings where an architecture was trained more than once), and how alike "
+             f"noise subset's seed means and on search round {rows[0]['round']} (the newest trained in full, "
+             f"{len(rows)} architectures, none of them in the data any of these bundles read): R2, Kendall tau and "
+             "bias (noise-free prediction minus measured, mean of the trainings where an architecture was trained more "
+             "than once), and how alike "
              "the measured accuracies of the round's final incumbents and the surrogate's predictions of them rank the "
              "round's agents (Kendall tau over the agents' means, with its p value). Most of a round's architectures "
              "are trained once, so seed noise bounds what any model can reach there: the row before the targets is a "

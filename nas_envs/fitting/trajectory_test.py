@@ -19,11 +19,13 @@ OVERLAY_AGENTS = ("rs", "re")  # the two searches every NAS benchmark paper draw
 
 
 def newest_unseen_round(lists: list[dict], fitted_on: set[str], trained: set[str]) -> list[dict]:
-    """The trained rows of the newest search round none of whose architectures is in ``fitted_on``; [] if none."""
+    """The rows of the newest search round that is trained in full and none of whose architectures is in
+    ``fitted_on``; [] if none. A round still in training is passed over: its first blocks are a few agents' picks."""
     for number in sorted({row["round"] for row in lists}, reverse=True):
         rows = [row for row in lists if row["round"] == number]
-        if not {row["architecture"] for row in rows} & fitted_on:
-            return [row for row in rows if row["architecture"] in trained]
+        architectures = {row["architecture"] for row in rows}
+        if not architectures & fitted_on and architectures <= trained:
+            return rows
     return []
 
 
