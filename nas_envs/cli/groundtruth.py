@@ -232,7 +232,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     rounds = commands.add_parser("search-round", help="run every agent on a DARTS bundle and list the architectures "
                                  "of their trajectories to train (a closed search round)")
     rounds.add_argument("--round", type=non_negative_int, required=True, help="the round's number (fixes its seeds)")
-    rounds.add_argument("--bundle", default="darts-v0", help="the bundle searched: a release or a folder written by "
+    rounds.add_argument("--bundle", default="darts-v1", help="the bundle searched: a release or a folder written by "
                         "'nas-envs fit darts --out DIR' (default: %(default)s)")
     rounds.add_argument("--out", required=True, help="the list to write (assets/data/trajectories/search/round-<k>"
                         ".jsonl)")

@@ -45,8 +45,8 @@ class RoundSettings:
     """What a round searches and how much of each trajectory it lists."""
 
     round: int
-    env_id: str = "SurrNAS-DARTS-v0"
-    bundle: str = "darts-v0"  # a released bundle or the folder of a refit ('nas-envs fit ... --out DIR')
+    env_id: str = "SurrNAS-DARTS-v1"  # the newest release's id; a bundle folder replaces its models
+    bundle: str = "darts-v1"  # a released bundle or the folder of a refit ('nas-envs fit ... --out DIR')
     seeds: int = 2  # runs per (agent, surrogate)
     budget: str = "24h"
     top: int = 2  # sampled from each trajectory's top decile
