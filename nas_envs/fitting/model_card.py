@@ -393,8 +393,6 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
     if ceiling and (ceiling["r2"] < targets["round_r2"] or ceiling["kendall_tau"] < targets["round_tau"]):
         lines += ["", f"On round {rows[0]['round']} what seed noise allows is below the round targets: no model of the "
                   "expected values meets them against these trainings, and a model is read against that ceiling."]
-    lines += ["", "The levers of the fitting recipe (features, ensemble members, losses, targets), each measured and "
-              "kept or not before a release: the section on levers in `docs/quality.md`."]
     return [""] + lines
 
 
