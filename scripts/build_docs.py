@@ -231,7 +231,8 @@ def inputs_sha256() -> str:
     :data:`COMMAND_INPUTS` and the recorded readings of the levers that model cards show."""
     from nas_envs.fitting.model_card import RECIPE_LEVERS
 
-    readings = [(OUTPUTS / f"{name}.json").relative_to(ROOT).as_posix()
+    outputs = OUTPUTS.relative_to(OUTPUTS.parents[2])  # docs/results/outputs, under whichever ROOT
+    readings = [(outputs / f"{name}.json").as_posix()
                 for _, levers in RECIPE_LEVERS.values() for lever in levers for name in lever.readings]
     listed = subprocess.run(["git", "ls-files", "-z", "--", *COMMAND_INPUTS, *readings], cwd=ROOT, check=True,
                             capture_output=True).stdout.decode().split("\0")
