@@ -66,6 +66,8 @@ def generated_note(source: str) -> str:
 
 def recorded_output(name: str, section: str | None = None, from_last: str | None = None, repeated: bool = False
                     ) -> str:
+    from nas_envs.fitting.model_card import recorded_block
+
     path = OUTPUTS / f"{name}.json"
     if not path.is_file():
         raise SystemExit(f"build_docs: no recorded output {path.relative_to(ROOT)}; record it with "
@@ -86,8 +88,7 @@ def recorded_output(name: str, section: str | None = None, from_last: str | None
         lines = lines[starts[-1]:]
     if repeated:  # a later part of a recording the page showed already: the command once is enough
         return "```\n" + "\n".join(lines) + "\n```"
-    return (f"Recorded on {recorded['date']} at commit `{recorded['commit']}` ({recorded['machine']}):\n\n"
-            f"```\n$ {recorded['command']}\n" + "\n".join(lines) + "\n```")
+    return recorded_block(recorded, lines)
 
 
 def moea_table(path: str, evaluations: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import textwrap
 from pathlib import Path
 from typing import NamedTuple
 
@@ -260,6 +261,14 @@ class SearchRounds(NamedTuple):
     read: set[str] | None  # the architectures of the data lines the bundle read; None where the file lacks them
 
 
+def recorded_block(recorded: dict, lines: list[str] | None = None) -> str:
+    """A recording of ``scripts/record_output.py`` as the docs show it: when, where and at which commit, then the
+    command and what it printed (``lines``: a part of the output; default: all of it)."""
+    shown = recorded["output"].rstrip("\n").splitlines() if lines is None else lines
+    return (f"Recorded on {recorded['date']} at commit `{recorded['commit']}` ({recorded['machine']}):\n\n"
+            f"```\n$ {recorded['command']}\n" + "\n".join(shown) + "\n```")
+
+
 def _lever_rows(space: str, models: dict) -> list[str]:
     """The levers measured for the recipe a bundle was fitted with, each with its recorded readings; [] for a bundle
     fitted before them, or outside a checkout (no recordings)."""
@@ -273,11 +282,9 @@ def _lever_rows(space: str, models: dict) -> list[str]:
              ""]
     for lever in levers:
         lines += [f"- {lever.what}. {lever.verdict[0].upper()}{lever.verdict[1:]}.", ""]
-        for name in lever.readings:
-            recorded = json.loads((RECORDINGS / f"{name}.json").read_text())
-            lines += [f"  Recorded on {recorded['date']} at commit `{recorded['commit']}` ({recorded['machine']}):", "",
-                      "  ```", f"  $ {recorded['command']}",
-                      *(f"  {line}" for line in recorded["output"].rstrip("\n").splitlines()), "  ```", ""]
+        for name in lever.readings:  # indented into the list item
+            block = recorded_block(json.loads((RECORDINGS / f"{name}.json").read_text()))
+            lines += [textwrap.indent(block, "  "), ""]
     return lines[:-1]
 
 
