@@ -1,6 +1,7 @@
 """Property tests over the public API: whatever the input, a valid result or a documented error, never an internal
 exception."""
 
+import contextlib
 import re
 
 import gymnasium as gym
@@ -298,7 +299,9 @@ def test_random_argv_for_the_reading_commands_runs_or_is_refused_in_one_line(tmp
     options = data.draw(st.lists(_argv_tokens(commands[name]), max_size=5))
     outputs = ["--out", str(folder / "out.jsonl")] if name == "incumbents" else ["--plot", str(folder / "p.png")]
     try:
-        code = main([name, str(folder), *outputs, *options])
+        # A drawn option may name another output (a relative '-o -1'): it lands in the folder, not the checkout.
+        with contextlib.chdir(folder):
+            code = main([name, str(folder), *outputs, *options])
     except SystemExit as exit_:
         assert exit_.code == 2
         return
