@@ -1,6 +1,6 @@
 """Wall-clock cost of one search run on a simulated budget. Prints numbers; asserts nothing.
 
-    python scripts/agent_speed.py [--agent re] [--budget 24h] [--env SurrNAS-DARTS-v0]
+    python scripts/agent_speed.py [--agent re] [--budget 24h] [--env SurrNAS-DARTS-v1]
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from nas_envs.agents.runner import RunSettings, parse_duration, run_seed
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--env", default="SurrNAS-DARTS-v0")
+    parser.add_argument("--env", default="SurrNAS-DARTS-v1")
     parser.add_argument("--agent", default="re")
     parser.add_argument("--budget", default="24h")
     parser.add_argument("--repeats", type=int, default=3)

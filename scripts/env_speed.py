@@ -1,10 +1,10 @@
 """Speed of the environments and the batched benchmark API. Prints numbers; asserts nothing.
 
-    python scripts/env_speed.py [--env SurrNAS-DARTS-v0] [--benchmark darts]
+    python scripts/env_speed.py [--env SurrNAS-DARTS-v1]
 
 Measures: import nas_envs + gym.make (fresh process, median of 5), single-env steps/s and complete masked
 random episodes/s (with the host's plain-Python speed after each block: a shared host's speed swings), vector-env
-episodes/s, and batched surrogate evaluation of 100 architectures.
+episodes/s, and batched evaluation of 100 architectures by each accuracy surrogate of the environment's bundle.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import torch
 
 import nas_envs
 from nas_envs.benchmarks.model_kinds import load_bundled_kind, model_kind
+from nas_envs.catalogue import family_of_benchmark
 
 
 def import_and_make_seconds(env_id: str, repeats: int = 5) -> float:
@@ -111,10 +112,10 @@ def median_ms(call, repeats: int = 50) -> float:
     return statistics.median(times) * 1000
 
 
-def batched_timings_ms(name: str, surrogate: str, batch: int = 100) -> tuple[float, float]:
+def batched_timings_ms(name: str, bundle: str, surrogate: str, batch: int = 100) -> tuple[float, float]:
     """Milliseconds for ``batch`` architectures: the accuracy ensemble's prediction alone (encoding included),
     and the whole noisy ``evaluate`` (accuracy, runtime model, exact costs, noise)."""
-    bench = nas_envs.make_benchmark(name, surrogate=surrogate).load()
+    bench = nas_envs.make_benchmark(name, surrogate=surrogate, bundle=bundle).load()
     genes = bench.space.as_batch(bench.space.sample(batch, seed=0))
     kind = model_kind(surrogate)
     accuracy = load_bundled_kind(surrogate, bench.manifest["models"], bench.bundle_dir, bench.space.name)
@@ -125,8 +126,7 @@ def batched_timings_ms(name: str, surrogate: str, batch: int = 100) -> tuple[flo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--env", default="SurrNAS-DARTS-v0")
-    parser.add_argument("--benchmark", default="darts")
+    parser.add_argument("--env", default="SurrNAS-DARTS-v1")
     parser.add_argument("--episodes", type=int, default=2000)
     args = parser.parse_args()
     print(f"import nas_envs + gym.make('{args.env}'): {import_and_make_seconds(args.env):.3f} s (median of 5)")
@@ -138,12 +138,15 @@ def main() -> None:
     for num_envs in (16, 256):
         rate = vector_env_rate(args.env, num_envs, max(1, args.episodes // num_envs))
         print(f"vector env ({num_envs} copies): {rate:,.0f} complete episodes/s")
-    bundled = nas_envs.make_benchmark(args.benchmark).manifest["models"]
+    # The environment's own benchmark and bundle (an id is pinned to its bundle), with each surrogate it holds.
+    env_benchmark = gym.make(args.env).unwrapped.benchmark
+    name, bundle = env_benchmark.name, env_benchmark.bundle_dir.name
+    bundled = env_benchmark.manifest["models"]
     for threads in sorted({torch.get_num_threads(), 1}, reverse=True):
         torch.set_num_threads(threads)  # the GIN's threads; the XGBoost models run one thread
-        for surrogate in [s for s in ("xgb", "gin", "xgb+gin") if set(s.split("+")) <= set(bundled)]:
-            predict, evaluate = batched_timings_ms(args.benchmark, surrogate)
-            print(f"benchmark '{args.benchmark}' ({surrogate}, {threads} torch thread(s)), 100 architectures, median "
+        for surrogate in [s for s in family_of_benchmark(name).surrogates if set(s.split("+")) <= set(bundled)]:
+            predict, evaluate = batched_timings_ms(name, bundle, surrogate)
+            print(f"benchmark '{name}' of {bundle} ({surrogate}, {threads} torch thread(s)), 100 architectures, median "
                   f"of 50 calls: accuracy ensemble predict {predict:.2f} ms; evaluate (noisy, runtime model and "
                   f"exact costs included) {evaluate:.2f} ms")
 

@@ -70,7 +70,7 @@ SCENARIOS = {
     """,
 }
 
-COLD = "import time; t = time.perf_counter(); import gymnasium as gym, nas_envs; gym.make('SurrNAS-DARTS-v0'); " \
+COLD = "import time; t = time.perf_counter(); import gymnasium as gym, nas_envs; gym.make('SurrNAS-DARTS-v1'); " \
        "print(time.perf_counter() - t)"
 
 
