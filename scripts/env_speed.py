@@ -21,7 +21,7 @@ import torch
 
 import nas_envs
 from nas_envs.benchmarks.model_kinds import load_bundled_kind, model_kind
-from nas_envs.catalogue import family_of_benchmark
+from nas_envs.benchmarks.surrogate_benchmark import held_surrogates
 
 
 def import_and_make_seconds(env_id: str, repeats: int = 5) -> float:
@@ -144,7 +144,7 @@ def main() -> None:
     bundled = env_benchmark.manifest["models"]
     for threads in sorted({torch.get_num_threads(), 1}, reverse=True):
         torch.set_num_threads(threads)  # the GIN's threads; the XGBoost models run one thread
-        for surrogate in [s for s in family_of_benchmark(name).surrogates if set(s.split("+")) <= set(bundled)]:
+        for surrogate in held_surrogates(bundled):
             predict, evaluate = batched_timings_ms(name, bundle, surrogate)
             print(f"benchmark '{name}' of {bundle} ({surrogate}, {threads} torch thread(s)), 100 architectures, median "
                   f"of 50 calls: accuracy ensemble predict {predict:.2f} ms; evaluate (noisy, runtime model and "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from functools import cached_property
 
 import numpy as np
@@ -26,6 +27,12 @@ from nas_envs.threads import one_thread
 
 # accuracy ensembles ("xgb+gin" averages both; "stack" is in bundles fitted with it); the runtime one is shared
 SURROGATES = ("xgb", "gin", "xgb+gin", "stack")
+
+
+def held_surrogates(models: Mapping) -> list[str]:
+    """The accuracy surrogates (of :data:`SURROGATES`, in order) whose every part is among a bundle manifest's
+    ``models``."""
+    return [surrogate for surrogate in SURROGATES if all(part in models for part in surrogate.split("+"))]
 
 
 class SurrogateBenchmark(Benchmark):

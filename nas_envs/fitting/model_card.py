@@ -23,6 +23,7 @@ from nas_envs.assets import (
     resolve_bundle,
     sha256_file,
 )
+from nas_envs.benchmarks.surrogate_benchmark import held_surrogates
 from nas_envs.catalogue import ENV_BUNDLES
 from nas_envs.fitting.surrogate_fit import HELD_OUT_FRACTION
 
@@ -74,9 +75,7 @@ def _quality_rows(space: str, bundle: Path) -> tuple[list[str], dict]:
 
     rows, scored = [], {}
     models = read_verified_manifest(bundle, "")["models"]
-    for kind in (*ACCURACY_KINDS, "stack"):
-        if any(part not in models for part in kind.split("+")):
-            continue
+    for kind in held_surrogates(models):
         logger.info("model card: scoring %s", kind)
         report = assess_bundle(space, kind, bundle=bundle)
         scored[kind] = report
@@ -373,9 +372,7 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
     architectures = [row["architecture"] for row in rows]
     for name, bundle_folder, bundle_manifest in [(title, folder, manifest), *earlier]:
         own = chosen_round(lists, sha256_file(bundle_folder / "manifest.json"), read[name], set(measured))
-        for kind in (*ACCURACY_KINDS, "stack"):
-            if any(part not in bundle_manifest["models"] for part in kind.split("+")):
-                continue
+        for kind in held_surrogates(bundle_manifest["models"]):
             noise = (scored.get(kind) if name == title else None) or assess_bundle(space, kind, bundle=bundle_folder)
             noise = noise["noise_subset"]["val_accuracy"]
             benchmark = make_benchmark(space, surrogate=kind, bundle=bundle_folder)

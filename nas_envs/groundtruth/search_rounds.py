@@ -134,11 +134,11 @@ def judged_surrogates(settings: RoundSettings) -> list[str]:
     """The surrogates a round's list records the predictions of: those searched, then every other accuracy
     surrogate the bundle holds (a candidate for the next release is judged on the round too)."""
     from nas_envs.assets import read_verified_manifest, resolve_bundle
-    from nas_envs.benchmarks.surrogate_benchmark import SURROGATES
+    from nas_envs.benchmarks.surrogate_benchmark import held_surrogates
 
     folder, _ = resolve_bundle(settings.bundle)
     held = read_verified_manifest(folder, f"refit the bundle in {folder}")["models"]
-    others = [s for s in SURROGATES if s not in settings.surrogates and all(k in held for k in s.split("+"))]
+    others = [s for s in held_surrogates(held) if s not in settings.surrogates]
     return [*settings.surrogates, *others]
 
 
