@@ -73,7 +73,9 @@ def resolve(reference: str) -> Any:
 
 _SURROGATE_FIT = "nas_envs.fitting.surrogate_fit:fit_command"
 _SURROGATE_MODELS = ("xgb", "gin", "runtime", "curve", "stack")
-_SURROGATES = ("xgb", "gin", "xgb+gin", "stack")  # "stack": in bundles fitted with it
+#: the accuracy ensembles of the surrogate families (a user's ``surrogate=``): "xgb+gin" averages both; "stack" is in
+#: bundles fitted with it
+SURROGATES = ("xgb", "gin", "xgb+gin", "stack")
 
 BUILTIN_FAMILIES: tuple[Family, ...] = (
     Family(
@@ -87,7 +89,7 @@ BUILTIN_FAMILIES: tuple[Family, ...] = (
                   Release("SurrNAS-DARTS-MF-v1", "darts-mf-v1", "darts", env="nas_envs.envs.darts_mf:SurrNASDartsMFEnv",
                           vector_env="nas_envs.envs.darts_mf:SurrNASDartsMFVectorEnv")),
         reward="validation accuracy",
-        surrogates=_SURROGATES, default_surrogate="xgb", protocol="darts-fmnist14-c8l8-e4-v1",
+        surrogates=SURROGATES, default_surrogate="xgb", protocol="darts-fmnist14-c8l8-e4-v1",
         network="nas_envs.groundtruth.darts_net:build", fit=_SURROGATE_FIT, models=_SURROGATE_MODELS,
     ),
     Family(
@@ -98,7 +100,7 @@ BUILTIN_FAMILIES: tuple[Family, ...] = (
                   Release("SurrNAS-FBNet-MF-v1", "fbnet-mf-v1", "fbnet", env="nas_envs.envs.fbnet_mf:SurrNASFBNetMFEnv",
                           vector_env="nas_envs.envs.fbnet_mf:SurrNASFBNetMFVectorEnv")),
         reward="validation accuracy",
-        surrogates=_SURROGATES, default_surrogate="xgb", protocol="fbnet-fmnist14-full-e4-v1",
+        surrogates=SURROGATES, default_surrogate="xgb", protocol="fbnet-fmnist14-full-e4-v1",
         network="nas_envs.groundtruth.fbnet_net:build", fit=_SURROGATE_FIT, models=_SURROGATE_MODELS,
     ),
     Family(

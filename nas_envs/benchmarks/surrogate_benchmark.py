@@ -19,14 +19,12 @@ from nas_envs.benchmarks.model_kinds import (
     bundle_feature_version,
     load_bundled,
 )
+from nas_envs.catalogue import SURROGATES
 from nas_envs.extras import require_installed
 from nas_envs.spaces import get_space
 from nas_envs.spaces.base import SearchSpace
 from nas_envs.surrogates.noise import clip, ensemble_mean_std, noise_std
 from nas_envs.threads import one_thread
-
-# accuracy ensembles ("xgb+gin" averages both; "stack" is in bundles fitted with it); the runtime one is shared
-SURROGATES = ("xgb", "gin", "xgb+gin", "stack")
 
 
 def held_surrogates(models: Mapping) -> list[str]:
