@@ -156,6 +156,9 @@ def test_what_seed_noise_allows_on_a_round_follows_the_seed_variance_of_its_repe
     assert ceilings["r2"] == pytest.approx(0.75) and ceilings["kendall_tau"] == pytest.approx(2 / 3)
     # a mean of two seeds halves the noise there
     assert noise_ceilings(measured, np.array([2, 2, 2]), 1e-5)["r2"] == pytest.approx(0.875)
+    # the same trainings, projected to two seeds each: expected values' variance 3e-5 against noise 0.5e-5
+    assert noise_ceilings(measured, np.ones(3), 1e-5, seeds=2)["r2"] == pytest.approx(3 / 3.5)
+    assert noise_ceilings(measured, np.array([2, 2, 2]), 1e-5, seeds=2)["r2"] == pytest.approx(0.875)
 
     lists = [{"architecture": arch} for arch in "abc"]
     records = [{"arch": "a", "val_accuracy": 0.80}, {"arch": "a", "val_accuracy": 0.82},
@@ -165,4 +168,5 @@ def test_what_seed_noise_allows_on_a_round_follows_the_seed_variance_of_its_repe
     assert (ceiling["repeated"], ceiling["seed_std"]) == (1, pytest.approx(np.sqrt(2e-4)))
     expected = 1 - np.mean([2e-4 / 2, 2e-4, 2e-4]) / np.var([0.81, 0.83, 0.86], ddof=1)
     assert ceiling["r2"] == pytest.approx(expected)
+    assert ceiling["r2"] < ceiling["two_seeds"]["r2"] < 1  # two seeds of b and c halve their noise there
     assert round_noise_ceiling(records[2:4], lists, lists) == {}  # nothing trained twice: no ceiling

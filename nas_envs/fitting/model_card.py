@@ -396,7 +396,9 @@ def _release_comparison(space: str, folder: Path, manifest: dict, title: str, sc
                  f"+-{100 * targets['round_bias']:.2f} % | >= {targets['agents_tau']:.2f} | |")
     if ceiling and (ceiling["r2"] < targets["round_r2"] or ceiling["kendall_tau"] < targets["round_tau"]):
         lines += ["", f"On round {rows[0]['round']} what seed noise allows is below the round targets: no model of the "
-                  "expected values meets them against these trainings, and a model is read against that ceiling."]
+                  "expected values meets them against these trainings, and a model is read against that ceiling "
+                  f"(were every round architecture trained twice: R2 {ceiling['two_seeds']['r2']:.2f}, Kendall tau "
+                  f"{ceiling['two_seeds']['kendall_tau']:.2f})."]
     return [""] + lines
 
 

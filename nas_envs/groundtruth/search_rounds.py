@@ -196,8 +196,8 @@ def architecture_means(records: list[dict]) -> dict[str, float]:
 def round_noise_ceiling(records: list[dict], lists: list[dict], rows: list[dict]) -> dict:
     """The R2 and Kendall tau that seed noise allows on the trained round ``rows``
     (:func:`~nas_envs.surrogates.metrics.noise_ceilings`), with the seed variance of the architectures of ``lists``
-    trained more than once (searched architectures train more steadily than uniformly random ones); {} where none
-    was."""
+    trained more than once (searched architectures train more steadily than uniformly random ones), and under
+    ``two_seeds`` what it would allow were every one of ``rows`` trained twice; {} where none was."""
     from nas_envs.surrogates.metrics import noise_ceilings
 
     per_arch = architecture_trainings(records)
@@ -205,9 +205,10 @@ def round_noise_ceiling(records: list[dict], lists: list[dict], rows: list[dict]
     if not repeated or len(rows) < 2:
         return {}
     seed_variance = float(np.mean([np.var(values, ddof=1) for values in repeated]))
-    ceilings = noise_ceilings([np.mean(per_arch[row["architecture"]]) for row in rows],
-                              [len(per_arch[row["architecture"]]) for row in rows], seed_variance)
-    return {**ceilings, "seed_std": float(np.sqrt(seed_variance)), "repeated": len(repeated)}
+    means = [np.mean(per_arch[row["architecture"]]) for row in rows]
+    trainings = [len(per_arch[row["architecture"]]) for row in rows]
+    return {**noise_ceilings(means, trainings, seed_variance), "seed_std": float(np.sqrt(seed_variance)),
+            "repeated": len(repeated), "two_seeds": noise_ceilings(means, trainings, seed_variance, seeds=2)}
 
 
 def round_table(records: list[dict], lists: list[dict], minimum: int = 5) -> list[dict]:
@@ -271,7 +272,8 @@ def format_round_table(table: list[dict]) -> str:
             ceiling = entry["ceiling"]
             lines.append(f"{'':<6} {'seed noise allows':<20} R2 {ceiling['r2']:+.2f}, Kendall tau "
                          f"{ceiling['kendall_tau']:+.2f} (seed std {100 * ceiling['seed_std']:.2f} % of the "
-                         f"{ceiling['repeated']} round architectures trained more than once)")
+                         f"{ceiling['repeated']} round architectures trained more than once); two seeds each: R2 "
+                         f"{ceiling['two_seeds']['r2']:+.2f}, tau {ceiling['two_seeds']['kendall_tau']:+.2f}")
         for group in ("by_kind", "by_chooser", "by_agent"):
             for name, part in entry[group].items():
                 prefix = "searched on " if group == "by_chooser" else ""

@@ -35,12 +35,18 @@ def bias(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     return float(np.mean(np.asarray(y_pred, dtype=float) - np.asarray(y_true, dtype=float)))
 
 
-def noise_ceilings(measured: np.ndarray, trainings: np.ndarray, seed_variance: float) -> dict[str, float]:
+def noise_ceilings(measured: np.ndarray, trainings: np.ndarray, seed_variance: float,
+                   seeds: int | None = None) -> dict[str, float]:
     """What a perfect model of each architecture's expected value would score against ``measured`` (each the mean
     of ``trainings`` seeds of seed variance ``seed_variance``): R2, and the Kendall tau that R2 allows where values
-    and seed noise are normal (2/pi arcsin of the correlation)."""
+    and seed noise are normal (2/pi arcsin of the correlation). With ``seeds``, what it would score were every
+    architecture the mean of that many seeds instead (the expected values' variance: the measured one less the
+    noise's share)."""
     measured, trainings = np.asarray(measured, dtype=float), np.asarray(trainings, dtype=float)
-    r2_ceiling = 1 - float(np.mean(seed_variance / trainings)) / float(measured.var(ddof=1))
+    noise, total = float(np.mean(seed_variance / trainings)), float(measured.var(ddof=1))
+    if seeds is not None:
+        noise, total = seed_variance / seeds, total - noise + seed_variance / seeds
+    r2_ceiling = 1 - noise / total
     return {"r2": r2_ceiling, "kendall_tau": float(2 / np.pi * np.arcsin(np.sqrt(np.clip(r2_ceiling, 0, 1))))}
 
 
