@@ -9,7 +9,8 @@ that are no round's ("uniform": random, targeted and incumbent trainings), on th
 data a round's bundle had), on the same number of records with as many random ones swapped for the earlier rounds'
 (more data told apart from data where searches go), and on the uniform records plus every round but k. Each is
 judged on round k's architectures (their measured mean, seeds averaged): R2, Kendall tau and bias (prediction minus
-measured). The rounds' own bundles are judged in the data card's round table; this fits one recipe on one machine,
+measured); and, over the rounds, each fit's RMS error and the part of it beyond what seed noise explains, beside
+the spread of the rounds' expected values. The rounds' own bundles are judged in the data card's round table; this fits one recipe on one machine,
 so that only the data differs. ``--lines``: the data file's first N lines (default: all), so that a reading taken
 while a collector appends can be taken again. A few CPU-minutes.
 """
@@ -44,6 +45,15 @@ def complete_rounds(lists: list[dict], rounds: np.ndarray, genes: np.ndarray) ->
     trained = collections.Counter(r for r, _ in {(r, tuple(g)) for r, g in zip(rounds, genes.tolist())})
     listed = collections.Counter(row["round"] for row in lists)
     return [number for number in sorted(listed) if number >= 1 and trained[number] == listed[number]]
+
+
+def round_seed_variance(rounds: np.ndarray, genes: np.ndarray, y: np.ndarray) -> float:
+    """The seed variance of the round architectures trained more than once (searched architectures train more
+    steadily than uniformly random ones)."""
+    trainings: dict[tuple, list[float]] = collections.defaultdict(list)
+    for index in np.flatnonzero(rounds != UNIFORM):
+        trainings[tuple(genes[index])].append(y[index])
+    return float(np.mean([np.var(values, ddof=1) for values in trainings.values() if len(values) >= 2]))
 
 
 def fitting_rows(condition: str, rounds: np.ndarray, sources: np.ndarray, number: int, seed: int) -> np.ndarray:
@@ -82,12 +92,17 @@ def main() -> None:
     print("| round | architectures | " + " | ".join(f"{c}: records, R2 / tau / bias" for c in CONDITIONS) + " |")
     print("| --- | --- |" + " --- |" * len(CONDITIONS))
     scores = np.empty((len(numbers), len(CONDITIONS), args.repeats, 2))
+    squared_errors = np.empty((len(numbers), len(CONDITIONS), args.repeats))
+    noise, spread = np.empty(len(numbers)), np.empty(len(numbers))
+    seed_variance = round_seed_variance(rounds, data.genes, y)
     for row, number in enumerate(numbers):
         by_arch: dict[tuple, list[int]] = collections.defaultdict(list)
         for index in np.flatnonzero(rounds == number):
             by_arch[tuple(data.genes[index])].append(index)
         first = [indices[0] for indices in by_arch.values()]
         truth = np.array([y[indices].mean() for indices in by_arch.values()])
+        noise[row] = np.mean([seed_variance / len(indices) for indices in by_arch.values()])
+        spread[row] = truth.var(ddof=1) - noise[row]
         cells = []
         for column, condition in enumerate(CONDITIONS):
             biases = []
@@ -96,6 +111,7 @@ def main() -> None:
                 predicted = fit_predict(x[keep], y[keep], x[first], seed)
                 scores[row, column, seed] = r2(truth, predicted), kendall_tau(truth, predicted)
                 biases.append(bias(truth, predicted))
+                squared_errors[row, column, seed] = np.mean((predicted - truth) ** 2)
             r2_mean, tau_mean = scores[row, column].mean(axis=0)
             cells.append(f"{int(keep.sum())}, {r2_mean:+.2f} / {tau_mean:+.2f} / {100 * np.mean(biases):+.2f} %")
         print(f"| {number} | {len(by_arch)} | " + " | ".join(cells) + " |")
@@ -108,6 +124,14 @@ def main() -> None:
         mean = lift.mean(axis=0)
         error = lift.std(axis=0, ddof=1) / np.sqrt(len(numbers)) if len(numbers) > 1 else np.full(2, np.nan)
         print(f"| {condition} | {mean[0]:+.3f} +- {error[0]:.3f} | {mean[1]:+.3f} +- {error[1]:.3f} |")
+
+    print(f"\nWhat bounds the error, over the rounds (seed std {100 * np.sqrt(seed_variance):.2f} % from the round "
+          "architectures trained more than once; the spread of the rounds' expected values is the measured variance "
+          f"less the seed noise's share: {100 * np.sqrt(spread.mean()):.2f} %):\n")
+    print("| fitted on | RMS error | beyond seed noise |\n| --- | --- | --- |")
+    for column, condition in enumerate(CONDITIONS):
+        mse = squared_errors[:, column].mean()
+        print(f"| {condition} | {100 * np.sqrt(mse):.2f} % | {100 * np.sqrt(max(mse - noise.mean(), 0)):.2f} % |")
 
 
 if __name__ == "__main__":
