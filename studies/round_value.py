@@ -10,9 +10,9 @@ data a round's bundle had), on the same number of records with as many random on
 (more data told apart from data where searches go), and on the uniform records plus every round but k. Each is
 judged on round k's architectures (their measured mean, seeds averaged): R2, Kendall tau and bias (prediction minus
 measured); and, over the rounds, each fit's RMS error and the part of it beyond what seed noise explains, beside
-the spread of the rounds' expected values. The rounds' own bundles are judged in the data card's round table; this fits one recipe on one machine,
-so that only the data differs. ``--lines``: the data file's first N lines (default: all), so that a reading taken
-while a collector appends can be taken again. A few CPU-minutes.
+the spread of the rounds' expected values. The rounds' own bundles are judged in the data card's round table; this
+fits one recipe on one machine, so that only the data differs. ``--lines``: the data file's first N lines (default:
+all), so that a reading taken while a collector appends can be taken again. A few CPU-minutes.
 """
 
 from __future__ import annotations
