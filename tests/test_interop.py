@@ -60,7 +60,11 @@ def test_cityseg_references_are_what_the_sample_and_runs_give(env_id):
     committed = json.loads((ROOT / "nas_envs" / "reference_scores.json").read_text())["ids"]
     _, release = nas_envs.catalogue.release_of(env_id)
     runs = ROOT / "docs" / "results" / "cityseg_moea6_31runs.jsonl"
-    assert cityseg_references(release, runs) == committed[env_id]
+    references, expected = cityseg_references(release, runs), committed[env_id]
+    # the random sample's hypervolume goes through the rank-net's float arithmetic, whose last digits differ between
+    # CPU kinds (1e-10 relative between an Intel Xeon and an AMD EPYC); everything else is exact
+    assert references["random"] == pytest.approx(expected["random"], rel=1e-8)
+    assert {**references, "random": None} == {**expected, "random": None}
 
 
 def test_the_fitted_lines_of_a_rewritten_data_file_are_refused(tmp_path):
