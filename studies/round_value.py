@@ -40,20 +40,25 @@ def record_rounds(space, genes: np.ndarray, lists: list[dict]) -> np.ndarray:
     return np.array([by_genes.get(tuple(g), UNIFORM) for g in genes.tolist()])
 
 
-def complete_rounds(lists: list[dict], rounds: np.ndarray, genes: np.ndarray) -> list[int]:
+def round_trainings(rounds: np.ndarray, genes: np.ndarray) -> dict[tuple[int, tuple], list[int]]:
+    """Per trained round architecture, as (round, genes), the indices of its training records."""
+    trainings: dict[tuple[int, tuple], list[int]] = collections.defaultdict(list)
+    for index in np.flatnonzero(rounds != UNIFORM):
+        trainings[int(rounds[index]), tuple(genes[index])].append(int(index))
+    return trainings
+
+
+def complete_rounds(lists: list[dict], trainings: dict[tuple[int, tuple], list[int]]) -> list[int]:
     """The rounds from 1 on whose every listed architecture has a training record."""
-    trained = collections.Counter(r for r, _ in {(r, tuple(g)) for r, g in zip(rounds, genes.tolist())})
+    trained = collections.Counter(number for number, _ in trainings)
     listed = collections.Counter(row["round"] for row in lists)
     return [number for number in sorted(listed) if number >= 1 and trained[number] == listed[number]]
 
 
-def round_seed_variance(rounds: np.ndarray, genes: np.ndarray, y: np.ndarray) -> float:
+def round_seed_variance(trainings: dict[tuple[int, tuple], list[int]], y: np.ndarray) -> float:
     """The seed variance of the round architectures trained more than once (searched architectures train more
     steadily than uniformly random ones)."""
-    trainings: dict[tuple, list[float]] = collections.defaultdict(list)
-    for index in np.flatnonzero(rounds != UNIFORM):
-        trainings[tuple(genes[index])].append(y[index])
-    return float(np.mean([np.var(values, ddof=1) for values in trainings.values() if len(values) >= 2]))
+    return float(np.mean([np.var(y[indices], ddof=1) for indices in trainings.values() if len(indices) >= 2]))
 
 
 def fitting_rows(condition: str, rounds: np.ndarray, sources: np.ndarray, number: int, seed: int) -> np.ndarray:
@@ -84,7 +89,8 @@ def main() -> None:
     x = MODEL_KINDS["xgb"].inputs(Encodings(space, data.genes, cost_table))
     y = data.targets["val_accuracy"]
     rounds = record_rounds(space, data.genes, lists)
-    numbers = complete_rounds(lists, rounds, data.genes)
+    trainings = round_trainings(rounds, data.genes)
+    numbers = complete_rounds(lists, trainings)
     if not numbers:
         raise SystemExit("no search round from 1 on is trained in full in the lines read")
     print(f"{protocol}: {data.data_lines} lines, {int((rounds == UNIFORM).sum())} uniform training records; "
@@ -94,14 +100,12 @@ def main() -> None:
     scores = np.empty((len(numbers), len(CONDITIONS), args.repeats, 2))
     squared_errors = np.empty((len(numbers), len(CONDITIONS), args.repeats))
     noise, spread = np.empty(len(numbers)), np.empty(len(numbers))
-    seed_variance = round_seed_variance(rounds, data.genes, y)
+    seed_variance = round_seed_variance(trainings, y)
     for row, number in enumerate(numbers):
-        by_arch: dict[tuple, list[int]] = collections.defaultdict(list)
-        for index in np.flatnonzero(rounds == number):
-            by_arch[tuple(data.genes[index])].append(index)
-        first = [indices[0] for indices in by_arch.values()]
-        truth = np.array([y[indices].mean() for indices in by_arch.values()])
-        noise[row] = np.mean([seed_variance / len(indices) for indices in by_arch.values()])
+        judged = [indices for (listed_in, _), indices in trainings.items() if listed_in == number]
+        first = [indices[0] for indices in judged]
+        truth = np.array([y[indices].mean() for indices in judged])
+        noise[row] = np.mean([seed_variance / len(indices) for indices in judged])
         spread[row] = truth.var(ddof=1) - noise[row]
         cells = []
         for column, condition in enumerate(CONDITIONS):
@@ -114,7 +118,7 @@ def main() -> None:
                 squared_errors[row, column, seed] = np.mean((predicted - truth) ** 2)
             r2_mean, tau_mean = scores[row, column].mean(axis=0)
             cells.append(f"{int(keep.sum())}, {r2_mean:+.2f} / {tau_mean:+.2f} / {100 * np.mean(biases):+.2f} %")
-        print(f"| {number} | {len(by_arch)} | " + " | ".join(cells) + " |")
+        print(f"| {number} | {len(judged)} | " + " | ".join(cells) + " |")
 
     print("\nAgainst uniform only, mean over the rounds +- standard error across them (member seeds averaged first):\n")
     print("| fitted on | R2 | Kendall tau |\n| --- | --- | --- |")
