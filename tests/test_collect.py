@@ -18,6 +18,7 @@ from nas_envs.groundtruth.jobs import Job, job_architecture, plan
 from nas_envs.groundtruth.records import read_records, repair_tail
 from nas_envs.groundtruth.train import evaluate
 from nas_envs.spaces import get_space
+from nas_envs.threads import one_thread
 
 SMOKE = "darts-smoke"
 
@@ -352,9 +353,10 @@ def test_every_training_also_reads_the_reserve_without_changing_the_training(tmp
     assert len(reserve) == protocol.n_reserve
     assert not set(map(bytes, reserve)) & set(map(bytes, used))  # disjoint from both splits
     genes = get_space("fbnet").sample(seed=np.random.default_rng(3)).tolist()
-    record = train(protocol, genes, seed=5)
+    with one_thread():  # as the collectors' workers train
+        record = train(protocol, genes, seed=5)
+        without = train(replace(protocol, n_reserve=0), genes, seed=5)
     assert record["reserve_images"] == protocol.n_reserve and 0 <= record["reserve_accuracy"] <= 1
-    without = train(replace(protocol, n_reserve=0), genes, seed=5)
     assert "reserve_accuracy" not in without
     assert without["val_accuracy_curve"] == record["val_accuracy_curve"]
     assert without["test_accuracy"] == record["test_accuracy"]
@@ -369,7 +371,8 @@ def test_untimed_evaluations_in_cpu_chunks_measure_what_the_protocols_batch_meas
     records = {}
     for chunk in (32, protocol.eval_batch_size):  # several chunks per set, then the protocol's batch
         monkeypatch.setattr(train_module, "UNTIMED_CPU_EVAL_CHUNK", chunk)
-        records[chunk] = train_module.train(protocol, genes, seed=5)
+        with one_thread():  # as the collectors' workers train
+            records[chunk] = train_module.train(protocol, genes, seed=5)
     chunked, whole = records.values()
     assert chunked["test_accuracy"] == whole["test_accuracy"]
     assert chunked["reserve_accuracy"] == whole["reserve_accuracy"]
@@ -408,7 +411,7 @@ def test_the_gpu_burst_script_runs_every_stream_and_a_search_round_and_its_files
 
 def run_script(command: list[str], env: dict) -> None:
     """Run a script; a failure shows what it printed (a bare CalledProcessError hides why)."""
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200)
     printed = f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     assert done.returncode == 0, f"{command[:3]} exited {done.returncode}:\n{printed}"
 
