@@ -2,6 +2,8 @@
 
     python scripts/reference_scores.py           # write the file (CitySeg's 7-objective problems take a minute each)
     python scripts/reference_scores.py --check   # write nothing; exit 1 when the file is not what the data give
+                                                 # (numbers to REL_TOLERANCE: hypervolumes differ in the last
+                                                 # digits between CPU kinds)
 
 See :mod:`nas_envs.scores` for what the values are.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -19,6 +22,20 @@ from nas_envs.fitting.reference_scores import reference_table
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "nas_envs" / "reference_scores.json"
 MOEA_RUNS = ROOT / "docs" / "results" / "cityseg_moea6_31runs.jsonl"
+REL_TOLERANCE = 1e-8
+
+
+def differences(committed, fresh, where: str = "") -> list[str]:
+    """Where ``committed`` and ``fresh`` (parsed JSON) differ; floats are alike within ``REL_TOLERANCE``."""
+    if isinstance(committed, dict) and isinstance(fresh, dict):
+        return [difference for key in sorted(committed.keys() | fresh.keys())
+                for difference in differences(committed.get(key), fresh.get(key), f"{where}/{key}")]
+    if isinstance(committed, list) and isinstance(fresh, list) and len(committed) == len(fresh):
+        return [difference for index, (a, b) in enumerate(zip(committed, fresh))
+                for difference in differences(a, b, f"{where}[{index}]")]
+    if isinstance(committed, float) and isinstance(fresh, float):
+        return [] if math.isclose(committed, fresh, rel_tol=REL_TOLERANCE) else [f"{where}: {committed} -> {fresh}"]
+    return [] if committed == fresh else [f"{where}: {committed!r} -> {fresh!r}"]
 
 
 def render() -> str:
@@ -34,8 +51,10 @@ def main() -> None:
     content = render()
     current = OUT.read_text() if OUT.exists() else ""
     if args.check:
-        print(f"reference_scores: {OUT.relative_to(ROOT)} is {'up to date' if current == content else 'stale'}")
-        sys.exit(0 if current == content else 1)
+        stale = differences(json.loads(current or "{}"), json.loads(content))
+        print(f"reference_scores: {OUT.relative_to(ROOT)} is {'stale' if stale else 'up to date'}", *stale[:20],
+              sep="\n  ")
+        sys.exit(1 if stale else 0)
     write_atomically(OUT, content)
     print(f"reference_scores: wrote {OUT.relative_to(ROOT)}")
 
