@@ -7,7 +7,8 @@ For each search round k (from 1) whose every listed architecture is trained, XGB
 (10 bootstrap members, cross-validated rounds; :func:`data_value.fit_predict`) are fitted on the training records
 that are no round's ("uniform": random, targeted and incumbent trainings), on those plus the rounds before k (the
 data a round's bundle had), on the same number of records with as many random ones swapped for the earlier rounds'
-(more data told apart from data where searches go), and on the uniform records plus every round but k. Each is
+(more data told apart from data where searches go; not formed once the earlier rounds outnumber the random
+records), and on the uniform records plus every round but k. Each is
 judged on round k's architectures (their measured mean, seeds averaged): R2, Kendall tau and bias (prediction minus
 measured); and, over the rounds, each fit's RMS error and the part of it beyond what seed noise explains, beside
 the spread of the rounds' expected values. The rounds' own bundles are judged in the data card's round table; this
@@ -61,16 +62,19 @@ def round_seed_variance(trainings: dict[tuple[int, tuple], list[int]], y: np.nda
     return float(np.mean([np.var(y[indices], ddof=1) for indices in trainings.values() if len(indices) >= 2]))
 
 
-def fitting_rows(condition: str, rounds: np.ndarray, sources: np.ndarray, number: int, seed: int) -> np.ndarray:
-    """The records a fit of ``condition`` reads when round ``number`` judges it."""
+def fitting_rows(condition: str, rounds: np.ndarray, sources: np.ndarray, number: int, seed: int) -> np.ndarray | None:
+    """The records a fit of ``condition`` reads when round ``number`` judges it; None for "same size" once the earlier
+    rounds hold more records than there are random ones to swap for them."""
     uniform, earlier = rounds == UNIFORM, (rounds >= 0) & (rounds < number)
     if condition == "uniform only":
         return uniform
     if condition == "+ earlier rounds":
         return uniform | earlier
     if condition == "same size":
-        swapped = np.random.default_rng([20261207, number, seed]).choice(
-            np.flatnonzero(uniform & (sources == "random")), int(earlier.sum()), replace=False)
+        random = np.flatnonzero(uniform & (sources == "random"))
+        if earlier.sum() > len(random):
+            return None
+        swapped = np.random.default_rng([20261207, number, seed]).choice(random, int(earlier.sum()), replace=False)
         keep = uniform | earlier
         keep[swapped] = False
         return keep
@@ -110,6 +114,10 @@ def main() -> None:
         cells = []
         for column, condition in enumerate(CONDITIONS):
             biases = []
+            if fitting_rows(condition, rounds, data.sources, number, 0) is None:
+                scores[row, column] = squared_errors[row, column] = np.nan
+                cells.append("not formed")
+                continue
             for seed in range(args.repeats):
                 keep = fitting_rows(condition, rounds, data.sources, number, seed)
                 predicted = fit_predict(x[keep], y[keep], x[first], seed)
@@ -120,22 +128,27 @@ def main() -> None:
             cells.append(f"{int(keep.sum())}, {r2_mean:+.2f} / {tau_mean:+.2f} / {100 * np.mean(biases):+.2f} %")
         print(f"| {number} | {len(judged)} | " + " | ".join(cells) + " |")
 
-    print("\nAgainst uniform only, mean over the rounds +- standard error across them (member seeds averaged first):\n")
-    print("| fitted on | R2 | Kendall tau |\n| --- | --- | --- |")
+    print("\nAgainst uniform only, mean over the rounds +- standard error across them (member seeds averaged first; "
+          "'same size' over the rounds it is formed for: those whose earlier rounds hold no more records than there "
+          "are random ones to swap):\n")
+    print("| fitted on | rounds | R2 | Kendall tau |\n| --- | --- | --- | --- |")
     per_round = scores.mean(axis=2)  # rounds x conditions x (R2, tau)
     for column, condition in enumerate(CONDITIONS[1:], start=1):
         lift = per_round[:, column] - per_round[:, 0]
+        lift = lift[~np.isnan(lift).any(axis=1)]
         mean = lift.mean(axis=0)
-        error = lift.std(axis=0, ddof=1) / np.sqrt(len(numbers)) if len(numbers) > 1 else np.full(2, np.nan)
-        print(f"| {condition} | {mean[0]:+.3f} +- {error[0]:.3f} | {mean[1]:+.3f} +- {error[1]:.3f} |")
+        error = lift.std(axis=0, ddof=1) / np.sqrt(len(lift)) if len(lift) > 1 else np.full(2, np.nan)
+        print(f"| {condition} | {len(lift)} | {mean[0]:+.3f} +- {error[0]:.3f} | {mean[1]:+.3f} +- {error[1]:.3f} |")
 
     print(f"\nWhat bounds the error, over the rounds (seed std {100 * np.sqrt(seed_variance):.2f} % from the round "
           "architectures trained more than once; the spread of the rounds' expected values is the measured variance "
           f"less the seed noise's share: {100 * np.sqrt(spread.mean()):.2f} %):\n")
     print("| fitted on | RMS error | beyond seed noise |\n| --- | --- | --- |")
     for column, condition in enumerate(CONDITIONS):
-        mse = squared_errors[:, column].mean()
-        print(f"| {condition} | {100 * np.sqrt(mse):.2f} % | {100 * np.sqrt(max(mse - noise.mean(), 0)):.2f} % |")
+        formed = ~np.isnan(squared_errors[:, column, 0])  # the seed noise over the same rounds as the errors
+        mse = squared_errors[formed, column].mean()
+        beyond = np.sqrt(max(mse - noise[formed].mean(), 0))
+        print(f"| {condition} | {100 * np.sqrt(mse):.2f} % | {100 * beyond:.2f} % |")
 
 
 if __name__ == "__main__":
