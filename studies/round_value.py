@@ -114,12 +114,12 @@ def main() -> None:
         cells = []
         for column, condition in enumerate(CONDITIONS):
             biases = []
-            if fitting_rows(condition, rounds, data.sources, number, 0) is None:
+            keeps = [fitting_rows(condition, rounds, data.sources, number, seed) for seed in range(args.repeats)]
+            if keeps[0] is None:
                 scores[row, column] = squared_errors[row, column] = np.nan
                 cells.append("not formed")
                 continue
-            for seed in range(args.repeats):
-                keep = fitting_rows(condition, rounds, data.sources, number, seed)
+            for seed, keep in enumerate(keeps):
                 predicted = fit_predict(x[keep], y[keep], x[first], seed)
                 scores[row, column, seed] = r2(truth, predicted), kendall_tau(truth, predicted)
                 biases.append(bias(truth, predicted))
